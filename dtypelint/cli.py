@@ -1,0 +1,270 @@
+"""Command-line interface: ``dtypelint check | rules | rule | clean``.
+
+Exit codes: 0 no findings, 1 findings, 2 usage or configuration error or a failure
+of dtypelint itself (``--exit-zero`` turns 1 into 0).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.markup import escape
+from rich.table import Table
+
+from dtypelint import __version__
+from dtypelint.cache import Cache, clean as clean_cache, default_cache_dir
+from dtypelint.catalog import load_catalog
+from dtypelint.config import ConfigError, ConfigResolver, Settings, expand_codes
+from dtypelint.discovery import discover
+from dtypelint.engine import (
+    CheckTask, RunOptions, build_tasks, enabled_for, known_codes, problem, run,
+)
+from dtypelint.reporters import REPORTERS, Report
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class UsageError(click.UsageError):
+    exit_code = EXIT_ERROR
+
+
+def use_color(stream) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+def fail(message: str) -> "click.exceptions.Exit":
+    click.echo(f"dtypelint: error: {message}", err=True)
+    return click.exceptions.Exit(EXIT_ERROR)
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, "-V", "--version", prog_name="dtypelint", message="%(prog)s %(version)s")
+def cli() -> None:
+    """Find mixed-precision dtype hazards in PyTorch model code, and fix them.
+
+    Run `dtypelint check` in a repository; `dtypelint rules` lists what it looks for.
+    """
+
+
+def _codes_option(value: tuple[str, ...]) -> tuple[str, ...]:
+    out: list[str] = []
+    for item in value:
+        out.extend(part.strip() for part in item.split(",") if part.strip())
+    return tuple(out)
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--output-format", "output_format", envvar="DTYPELINT_OUTPUT_FORMAT", default="full",
+              show_default=True, type=click.Choice(sorted(REPORTERS)), help="How findings are reported.")
+@click.option("-o", "--output-file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the report to this file instead of standard output.")
+@click.option("--select", multiple=True, metavar="CODES", help="Rules to enable (codes or prefixes, comma-separated; ALL); replaces the configured set.")
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable in addition to the configured set.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable.")
+@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Use this configuration file (pyproject.toml or dtypelint.toml) for every file.")
+@click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: the number of cores).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
+@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), envvar="DTYPELINT_CACHE_DIR",
+              help="Where the result cache lives (default: .dtypelint_cache in the working folder).")
+@click.option("--stdin-filename", metavar="PATH", help="The name of the file read from standard input ('-'), for reports and configuration.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (2 still means dtypelint failed).")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line or progress.")
+def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None, select, extend_select, ignore,
+          config_file: Path | None, isolated: bool, jobs: int | None, no_cache: bool, cache_dir: Path | None,
+          stdin_filename: str | None, exit_zero: bool, quiet: bool) -> None:
+    """Check PATHS (files or folders; default: the current folder; '-' reads standard input)."""
+    codes = known_codes()
+    cli_overrides: dict = {}
+    try:
+        if select:
+            cli_overrides["select"] = _codes_option(select)
+        if extend_select:
+            cli_overrides["extend_select"] = _codes_option(extend_select)
+        if ignore:
+            cli_overrides["ignore"] = _codes_option(ignore)
+        for key, value in cli_overrides.items():
+            try:
+                expand_codes(value, codes)
+            except ConfigError as exc:
+                raise ConfigError(f"--{key.replace('_', '-')}: {exc}") from None
+        resolver = ConfigResolver(known_codes=codes, config_file=config_file, isolated=isolated)
+        resolver.cli = _merging_cli(cli_overrides)
+        if resolver._fixed is not None:  # --config / --isolated: apply CLI overrides too
+            resolver._fixed = _apply(resolver._fixed, cli_overrides)
+        paths_list = list(paths) or [Path(".")]
+        stdin_task: CheckTask | None = None
+        if any(str(p) == "-" for p in paths_list):
+            if len(paths_list) > 1:
+                raise UsageError("'-' (standard input) cannot be combined with other paths")
+            name = stdin_filename or "-"
+            stdin_path = Path(stdin_filename) if stdin_filename else None
+            settings = resolver.for_path(stdin_path if stdin_path else Path.cwd())
+            relpath = settings.relpath(stdin_path) if stdin_path else name
+            stdin_task = CheckTask(path=stdin_path, filename=name, settings=settings,
+                                   enabled=enabled_for(settings, relpath), data=sys.stdin.buffer.read(),
+                                   module_name=Path(name).stem)
+            tasks = [stdin_task]
+            problems = []
+        else:
+            found = discover(paths_list, resolver)
+            tasks = build_tasks(found.files)
+            problems = found.problems
+    except ConfigError as exc:
+        raise fail(str(exc))
+
+    settings_cache_dir = tasks[0].settings.cache_dir if tasks else None
+    cache = Cache(cache_dir or settings_cache_dir or default_cache_dir(), enabled=not no_cache and stdin_task is None)
+    options = RunOptions(jobs=jobs or 0, cache=cache, in_process=stdin_task is not None or (jobs == 1))
+    result = _run_with_progress(tasks, options, show=not quiet and output_file is None and len(tasks) > 50)
+
+    diagnostics = result.diagnostics
+    for path, reason in problems:
+        diag = problem("DTL004", _display(path), f"cannot read {path}: {reason}")
+        diagnostics.append(diag)
+    report = Report(diagnostics=sorted(diagnostics, key=lambda d: d.sort_key()), files_checked=len(tasks))
+    if stdin_task is not None and stdin_task.data is not None:
+        report.texts[stdin_task.filename] = stdin_task.data.decode("utf-8", errors="replace")
+    _emit(report, output_format, output_file, quiet)
+    if exit_zero:
+        raise click.exceptions.Exit(EXIT_CLEAN)
+    raise click.exceptions.Exit(EXIT_FINDINGS if report.diagnostics else EXIT_CLEAN)
+
+
+def _display(path: Path) -> str:
+    from dtypelint.engine import display_name
+
+    return display_name(path)
+
+
+def _apply(settings: Settings, overrides: dict) -> Settings:
+    return replace(settings, **overrides) if overrides else settings
+
+
+def _merging_cli(overrides: dict) -> dict:
+    return dict(overrides)
+
+
+def _run_with_progress(tasks, options: RunOptions, show: bool):
+    if not show or not use_color(sys.stderr):
+        return run(tasks, options)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(file=sys.stderr), transient=True) as progress:
+        bar = progress.add_task("check", total=len(tasks))
+        return run(tasks, options, progress=lambda: progress.advance(bar))
+
+
+def _emit(report: Report, output_format: str, output_file: Path | None, quiet: bool) -> None:
+    reporter = REPORTERS[output_format]
+    if output_file is not None:
+        buf = io.StringIO()
+        reporter(report, buf, False)
+        text = buf.getvalue()
+        try:
+            output_file.parent.mkdir(parents=True, exist_ok=True)
+            output_file.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise fail(f"cannot write report to {output_file}: {exc.strerror or exc}")
+        return
+    stream = sys.stdout
+    if quiet and output_format in ("full", "concise"):
+        buf = io.StringIO()
+        reporter(report, buf, use_color(stream))
+        lines = buf.getvalue().splitlines(keepends=True)
+        stream.write("".join(lines[:-1]) if lines else "")
+        return
+    reporter(report, stream, use_color(stream))
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--output-format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules(fmt: str) -> None:
+    """List every rule: code, name, summary and whether a fix is available."""
+    catalog = load_catalog()
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps([
+            {"code": r.code, "name": r.name, "summary": r.summary, "severity": r.severity,
+             "regimes": list(r.regimes), "fix": r.fix, "url": r.url}
+            for r in catalog.values()
+        ], indent=2))
+        return
+    console = Console(highlight=False, no_color=not use_color(sys.stdout), soft_wrap=not sys.stdout.isatty())
+    table = Table(show_lines=False)
+    for col in ("Code", "Name", "Summary", "Fix"):
+        table.add_column(col, overflow="fold")
+    for r in catalog.values():
+        table.add_row(r.code, r.name, escape(r.summary), r.fix)
+    console.print(table)
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="Print the documentation of every rule.")
+def rule(code: str | None, show_all: bool) -> None:
+    """Print the full documentation of rule CODE (e.g. DTL101)."""
+    catalog = load_catalog()
+    if show_all:
+        specs = list(catalog.values())
+    elif code is None:
+        raise UsageError("give a rule code (e.g. `dtypelint rule DTL101`) or --all")
+    else:
+        spec = catalog.get(code.strip().upper())
+        if spec is None:
+            by_name = {r.name: r for r in catalog.values()}
+            spec = by_name.get(code.strip())
+        if spec is None:
+            raise fail(f"unknown rule {code!r}; `dtypelint rules` lists them")
+        specs = [spec]
+    text = "\n".join(s.render_markdown() + f"\nDocs: {s.url}\n" for s in specs)
+    if use_color(sys.stdout):
+        Console().print(Markdown(text))
+    else:
+        click.echo(text, nl=False)
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), envvar="DTYPELINT_CACHE_DIR")
+def clean(cache_dir: Path | None) -> None:
+    """Remove the result cache."""
+    root = cache_dir or default_cache_dir()
+    if clean_cache(root):
+        click.echo(f"Removed cache at {root}")
+    else:
+        click.echo(f"No cache at {root}")
+
+
+def main() -> None:
+    try:
+        rc = cli.main(prog_name="dtypelint", standalone_mode=False)
+        sys.exit(rc if isinstance(rc, int) else EXIT_CLEAN)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_ERROR)
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(EXIT_ERROR)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(EXIT_ERROR)

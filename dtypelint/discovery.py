@@ -1,0 +1,128 @@
+"""Finding the files to lint: walk folders, honour .gitignore and exclude globs.
+
+Hidden folders, virtualenvs (any folder holding ``pyvenv.cfg``) and caches are
+skipped.  A file passed explicitly is linted unless an ``exclude`` glob matches it.
+Unreadable paths do not stop the walk: they are returned as problems.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from dtypelint.config import ConfigResolver, Settings
+
+SOURCE_SUFFIXES = (".py", ".ipynb")
+
+
+@dataclass
+class Discovered:
+    files: list[tuple[Path, Settings]] = field(default_factory=list)
+    problems: list[tuple[Path, str]] = field(default_factory=list)  # unreadable paths
+
+
+def _git_root(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def _load_ignore(folder: Path) -> pathspec.PathSpec | None:
+    gi = folder / ".gitignore"
+    try:
+        if gi.is_file():
+            return pathspec.GitIgnoreSpec.from_lines(gi.read_text(encoding="utf-8", errors="replace").splitlines())
+    except OSError:
+        return None
+    return None
+
+
+class _Ignores:
+    """Stack of .gitignore specs from the git root down to a folder."""
+
+    def __init__(self) -> None:
+        self._cache: dict[Path, list[tuple[Path, pathspec.PathSpec]]] = {}
+
+    def specs_for(self, folder: Path) -> list[tuple[Path, pathspec.PathSpec]]:
+        if folder in self._cache:
+            return self._cache[folder]
+        root = _git_root(folder)
+        chain: list[tuple[Path, pathspec.PathSpec]] = []
+        if root is not None and folder != root and root in folder.parents:
+            chain = list(self.specs_for(folder.parent))
+        spec = _load_ignore(folder)
+        if spec is not None:
+            chain = chain + [(folder, spec)]
+        self._cache[folder] = chain
+        return chain
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        for base, spec in self.specs_for(path.parent):
+            rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+            if spec.match_file(rel):
+                return True
+        return False
+
+
+def _is_venv(folder: Path) -> bool:
+    return (folder / "pyvenv.cfg").is_file()
+
+
+def discover(paths: list[Path], resolver: ConfigResolver) -> Discovered:
+    out = Discovered()
+    ignores = _Ignores()
+    seen: set[Path] = set()
+
+    def add(path: Path, settings: Settings) -> None:
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            out.files.append((path, settings))
+
+    def walk(folder: Path) -> None:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            out.problems.append((folder, exc.strerror or str(exc)))
+            return
+        settings = resolver.for_path(folder)
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir()
+                is_file = entry.is_file()
+            except OSError as exc:
+                out.problems.append((path, exc.strerror or str(exc)))
+                continue
+            if is_dir:
+                if entry.name.startswith(".") or _is_venv(path) or settings.is_excluded(path):
+                    continue
+                if settings.respect_gitignore and ignores.ignored(path.resolve(), True):
+                    continue
+                walk(path)
+            elif is_file and path.suffix in SOURCE_SUFFIXES:
+                file_settings = resolver.for_path(path)
+                if file_settings.is_excluded(path):
+                    continue
+                if file_settings.respect_gitignore and ignores.ignored(path.resolve(), False):
+                    continue
+                add(path, file_settings)
+
+    for given in paths:
+        if given.is_dir():
+            settings = resolver.for_path(given)
+            if given.resolve() != Path.cwd().resolve() and settings.is_excluded(given):
+                continue
+            walk(given)
+        elif given.exists() or given.is_symlink():
+            settings = resolver.for_path(given)
+            if settings.is_excluded(given):
+                continue
+            add(given, settings)
+        else:
+            out.problems.append((given, "No such file or directory"))
+    return out
