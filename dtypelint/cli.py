@@ -85,10 +85,23 @@ def _codes_option(value: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--stdin-filename", metavar="PATH", help="The name of the file read from standard input ('-'), for reports and configuration.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (2 still means dtypelint failed).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line or progress.")
+@click.option("--baseline", "baseline_file", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE",
+              help="Report only findings that are not recorded in this baseline file.")
+@click.option("--write-baseline", "write_baseline_file", type=click.Path(path_type=Path, dir_okay=False),
+              metavar="FILE", help="Record every current finding in FILE and exit 0.")
 def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None, select, extend_select, ignore,
           config_file: Path | None, isolated: bool, jobs: int | None, no_cache: bool, cache_dir: Path | None,
-          stdin_filename: str | None, exit_zero: bool, quiet: bool) -> None:
+          stdin_filename: str | None, exit_zero: bool, quiet: bool, baseline_file: Path | None = None,
+          write_baseline_file: Path | None = None) -> None:
     """Check PATHS (files or folders; default: the current folder; '-' reads standard input)."""
+    from dtypelint import baseline
+
+    known_fingerprints = None
+    if baseline_file is not None and write_baseline_file is None:
+        try:
+            known_fingerprints = baseline.load_baseline(baseline_file)
+        except baseline.BaselineError as exc:
+            raise fail(str(exc))
     codes = known_codes()
     cli_overrides: dict = {}
     try:
@@ -140,6 +153,17 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
     report = Report(diagnostics=sorted(diagnostics, key=lambda d: d.sort_key()), files_checked=len(tasks))
     if stdin_task is not None and stdin_task.data is not None:
         report.texts[stdin_task.filename] = stdin_task.data.decode("utf-8", errors="replace")
+    if write_baseline_file is not None:
+        try:
+            n = baseline.write_baseline(write_baseline_file, report.diagnostics, report.texts)
+        except baseline.BaselineError as exc:
+            raise fail(str(exc))
+        if not quiet:
+            click.echo(f"Recorded {n} {'finding' if n == 1 else 'findings'} in {write_baseline_file}.", err=True)
+        raise click.exceptions.Exit(EXIT_CLEAN)
+    if known_fingerprints is not None:
+        report.diagnostics, report.baselined = baseline.filter_new(
+            report.diagnostics, baseline_file, known_fingerprints, report.texts)
     _emit(report, output_format, output_file, quiet)
     if exit_zero:
         raise click.exceptions.Exit(EXIT_CLEAN)
