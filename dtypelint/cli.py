@@ -85,14 +85,16 @@ def _codes_option(value: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--stdin-filename", metavar="PATH", help="The name of the file read from standard input ('-'), for reports and configuration.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (2 still means dtypelint failed).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line or progress.")
+@click.option("--no-default-paths", is_flag=True,
+              help="With no PATHS, check nothing (instead of the current folder): for hooks that pass file names.")
 @click.option("--baseline", "baseline_file", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE",
               help="Report only findings that are not recorded in this baseline file.")
 @click.option("--write-baseline", "write_baseline_file", type=click.Path(path_type=Path, dir_okay=False),
               metavar="FILE", help="Record every current finding in FILE and exit 0.")
 def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None, select, extend_select, ignore,
           config_file: Path | None, isolated: bool, jobs: int | None, no_cache: bool, cache_dir: Path | None,
-          stdin_filename: str | None, exit_zero: bool, quiet: bool, baseline_file: Path | None = None,
-          write_baseline_file: Path | None = None) -> None:
+          stdin_filename: str | None, exit_zero: bool, quiet: bool, no_default_paths: bool = False,
+          baseline_file: Path | None = None, write_baseline_file: Path | None = None) -> None:
     """Check PATHS (files or folders; default: the current folder; '-' reads standard input)."""
     from dtypelint import baseline
 
@@ -120,7 +122,7 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
         resolver.cli = _merging_cli(cli_overrides)
         if resolver._fixed is not None:  # --config / --isolated: apply CLI overrides too
             resolver._fixed = _apply(resolver._fixed, cli_overrides)
-        paths_list = list(paths) or [Path(".")]
+        paths_list = list(paths) or ([] if no_default_paths else [Path(".")])
         stdin_task: CheckTask | None = None
         if any(str(p) == "-" for p in paths_list):
             if len(paths_list) > 1:
