@@ -268,6 +268,22 @@ def rule(code: str | None, show_all: bool) -> None:
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--no-isolation", is_flag=True, help="Analyse in the server process (faster; a native crash ends the server).")
+@click.option("--debounce", type=click.FloatRange(min=0), default=0.3, show_default=True, metavar="SECONDS",
+              help="Wait this long after the last edit before analysing the buffer.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, metavar="SECONDS",
+              help="Stop an analysis that takes longer than this (the file gets a DTL005 diagnostic).")
+def lsp(no_isolation: bool, debounce: float, timeout: float) -> None:
+    """Run the Language Server on standard input/output (needs the `lsp` extra)."""
+    try:
+        from dtypelint.lsp.server import start
+    except ImportError as exc:
+        raise fail(f"`dtypelint lsp` needs the optional `lsp` extra (pygls, lsprotocol): "
+                   f"pip install 'dtypelint[lsp]' ({exc})")
+    start(isolate=not no_isolation, debounce=debounce, timeout=timeout)
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
 @click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), envvar="DTYPELINT_CACHE_DIR")
 def clean(cache_dir: Path | None) -> None:
     """Remove the result cache."""

@@ -25,10 +25,6 @@ class Attention(torch.nn.Module):
 '''
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: takes more than a minute")
-
-
 @pytest.fixture
 def fake_rule():
     """Install the DTL999 stand-in rule for this test."""

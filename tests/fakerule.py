@@ -2,7 +2,9 @@
 
 DTL999 ``test-hazard`` flags every ``torch.mm(`` call, with a two-step dataflow
 path (the nearest ``.float()`` above it, then the call) and a safe fix that
-rewrites it to ``torch.matmul(``.  ``install()`` adds it to the catalog and
+rewrites it to ``torch.matmul(``.  A text containing ``FAKE_NATIVE_CRASH`` kills
+the process analysing it and ``FAKE_ENDLESS_ANALYSIS`` never finishes (for the
+LSP's isolation tests).  ``install()`` adds it to the catalog and
 wraps ``dtypelint.analysis.check``; ``python tests/fakerule.py ARGS`` runs the
 dtypelint CLI with it installed (for subprocess tests: LSP, CLI).
 """
@@ -33,6 +35,13 @@ def spec():
 def fake_check(ctx):
     from dtypelint.diagnostics import Diagnostic, Edit, Fix, PathStep, Position, rule_url
 
+    import os
+    import time
+
+    if "FAKE_NATIVE_CRASH" in ctx.source.text:  # simulates the native parser dying on pathological input
+        os._exit(70)
+    if "FAKE_ENDLESS_ANALYSIS" in ctx.source.text:
+        time.sleep(3600)
     out = []
     lines = ctx.source.text.splitlines()
     last_float = None
