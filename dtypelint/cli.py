@@ -268,3 +268,9 @@ def main() -> None:
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(EXIT_ERROR)
+    except Exception as exc:  # a bug in dtypelint: say so plainly, exit 2
+        import traceback
+
+        traceback.print_exc()
+        click.echo(f"dtypelint: internal error: {type(exc).__name__}: {exc}. Please report this as a bug.", err=True)
+        sys.exit(EXIT_ERROR)
