@@ -44,10 +44,13 @@ def enabled_for(settings: Settings, relpath: str | None) -> frozenset[str]:
 
 def display_name(path: Path) -> str:
     """How a path is reported: relative to the working folder when below it."""
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    absolute = Path(os.path.abspath(path))  # not resolve(): keep symlinks as the user named them
+    for base in (Path(os.path.abspath(Path.cwd())), Path.cwd().resolve()):
+        try:
+            return absolute.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return str(path)
 
 
 def problem(code: str, filename: str, message: str, row: int = 1, column: int = 1,
