@@ -85,9 +85,10 @@ def _codes_option(value: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--stdin-filename", metavar="PATH", help="The name of the file read from standard input ('-'), for reports and configuration.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (2 still means dtypelint failed).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line or progress.")
+@click.option("--in-process", is_flag=True, hidden=True, help="Analyse in this process (tests; no crash isolation).")
 def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None, select, extend_select, ignore,
           config_file: Path | None, isolated: bool, jobs: int | None, no_cache: bool, cache_dir: Path | None,
-          stdin_filename: str | None, exit_zero: bool, quiet: bool) -> None:
+          stdin_filename: str | None, exit_zero: bool, quiet: bool, in_process: bool) -> None:
     """Check PATHS (files or folders; default: the current folder; '-' reads standard input)."""
     codes = known_codes()
     cli_overrides: dict = {}
@@ -130,7 +131,7 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
 
     settings_cache_dir = tasks[0].settings.cache_dir if tasks else None
     cache = Cache(cache_dir or settings_cache_dir or default_cache_dir(), enabled=not no_cache and stdin_task is None)
-    options = RunOptions(jobs=jobs or 0, cache=cache, in_process=stdin_task is not None or (jobs == 1))
+    options = RunOptions(jobs=jobs or 0, cache=cache, in_process=in_process)
     result = _run_with_progress(tasks, options, show=not quiet and output_file is None and len(tasks) > 50)
 
     diagnostics = result.diagnostics

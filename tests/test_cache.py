@@ -26,22 +26,22 @@ def counting(monkeypatch, fake_rule):
 def test_second_run_is_served_from_cache(tmp_path, monkeypatch, invoke, counting):
     write_tree(tmp_path, {"a.py": "import torch\nx = HAZARD\n", "b.py": "import torch\n"})
     monkeypatch.chdir(tmp_path)
-    first = invoke(["check", "--jobs", "1", "--output-format", "json"])
+    first = invoke(["check", "--in-process", "--output-format", "json"])
     assert sorted(counting) == ["a.py", "b.py"]
-    second = invoke(["check", "--jobs", "1", "--output-format", "json"])
+    second = invoke(["check", "--in-process", "--output-format", "json"])
     assert sorted(counting) == ["a.py", "b.py"]  # no new analysis
     assert json.loads(first.stdout) == json.loads(second.stdout)
     assert (tmp_path / ".dtypelint_cache" / ".gitignore").exists()
 
     (tmp_path / "b.py").write_text("import torch\ny = HAZARD\n")  # content change: b re-analysed
-    third = invoke(["check", "--jobs", "1", "--output-format", "json"])
+    third = invoke(["check", "--in-process", "--output-format", "json"])
     assert sorted(counting) == ["a.py", "b.py", "b.py"]
     assert len(json.loads(third.stdout)) == 2
 
-    invoke(["check", "--jobs", "1", "--select", FAKE_CODE])  # config change: both re-analysed
+    invoke(["check", "--in-process", "--select", FAKE_CODE])  # config change: both re-analysed
     assert len(counting) == 5
 
-    invoke(["check", "--jobs", "1", "--no-cache", "--select", FAKE_CODE])
+    invoke(["check", "--in-process", "--no-cache", "--select", FAKE_CODE])
     assert len(counting) == 7
 
 
@@ -62,27 +62,27 @@ def test_dependency_change_invalidates_dependents(tmp_path, monkeypatch, invoke,
     monkeypatch.setattr(analysis, "check", check)
     write_tree(tmp_path, {"a.py": "import torch\n", "b.py": "import torch\nFP32\n"})
     monkeypatch.chdir(tmp_path)
-    assert invoke(["check", "--jobs", "1"]).exit_code == 1
+    assert invoke(["check", "--in-process"]).exit_code == 1
     (tmp_path / "b.py").write_text("import torch\n")
-    assert invoke(["check", "--jobs", "1"]).exit_code == 0
+    assert invoke(["check", "--in-process"]).exit_code == 0
     (tmp_path / "b.py").write_text("import torch\nFP32\n")
-    assert invoke(["check", "--jobs", "1"]).exit_code == 1
+    assert invoke(["check", "--in-process"]).exit_code == 1
 
 
 def test_corrupt_cache_entries_are_misses(tmp_path, monkeypatch, invoke, counting):
     write_tree(tmp_path, {"a.py": "import torch\nx = HAZARD\n"})
     monkeypatch.chdir(tmp_path)
-    invoke(["check", "--jobs", "1"])
+    invoke(["check", "--in-process"])
     for f in (tmp_path / ".dtypelint_cache").rglob("*.pickle"):
         f.write_bytes(b"garbage")
-    res = invoke(["check", "--jobs", "1"])
+    res = invoke(["check", "--in-process"])
     assert res.exit_code == 1 and len(counting) == 2
 
 
 def test_cache_dir_option_and_clean(tmp_path, monkeypatch, invoke, fake_rule):
     write_tree(tmp_path, {"a.py": "import torch\n"})
     monkeypatch.chdir(tmp_path)
-    invoke(["check", "--jobs", "1", "--cache-dir", "cc"])
+    invoke(["check", "--in-process", "--cache-dir", "cc"])
     assert (tmp_path / "cc").is_dir() and not (tmp_path / ".dtypelint_cache").exists()
     res = invoke(["clean", "--cache-dir", "cc"])
     assert res.exit_code == 0 and not (tmp_path / "cc").exists()

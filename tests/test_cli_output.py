@@ -19,7 +19,7 @@ def project(tmp_path, monkeypatch, fake_rule):
 
 
 def test_json_contract(project, invoke):
-    res = invoke(["check", "--jobs", "1", "--no-cache", "--output-format", "json"])
+    res = invoke(["check", "--in-process", "--no-cache", "--output-format", "json"])
     assert res.exit_code == 1
     (d,) = json.loads(res.stdout)
     assert set(d) == {"code", "name", "message", "severity", "filename", "location", "end_location",
@@ -35,7 +35,7 @@ def test_json_contract(project, invoke):
 
 
 def test_full_format_has_frame_path_regimes_fix_and_summary(project, invoke):
-    res = invoke(["check", "--jobs", "1", "--no-cache"])
+    res = invoke(["check", "--in-process", "--no-cache"])
     out = res.stdout
     assert res.exit_code == 1
     assert f"model.py:5:12: {FAKE_CODE} [*] `HAZARD` (float32)" in out
@@ -50,25 +50,25 @@ def test_full_format_has_frame_path_regimes_fix_and_summary(project, invoke):
 
 
 def test_concise_format_one_line_each(project, invoke):
-    res = invoke(["check", "--jobs", "1", "--no-cache", "--output-format", "concise"])
+    res = invoke(["check", "--in-process", "--no-cache", "--output-format", "concise"])
     lines = res.stdout.splitlines()
     assert lines[0] == f"model.py:5:12: {FAKE_CODE} [*] `HAZARD` (float32) reaches `@` with `v` (float16) [half]"
     assert lines[1].startswith("Found 1 finding")
 
 
 def test_clean_run_exits_zero(project, invoke):
-    res = invoke(["check", "--jobs", "1", "--no-cache", "clean.py"])
+    res = invoke(["check", "--in-process", "--no-cache", "clean.py"])
     assert res.exit_code == 0
     assert "All checks passed!" in res.stdout
 
 
 def test_exit_zero(project, invoke):
-    res = invoke(["check", "--jobs", "1", "--no-cache", "--exit-zero"])
+    res = invoke(["check", "--in-process", "--no-cache", "--exit-zero"])
     assert res.exit_code == 0 and FAKE_CODE in res.stdout
 
 
 def test_output_file(project, invoke):
-    res = invoke(["check", "--jobs", "1", "--no-cache", "--output-format", "json", "-o", "out/report.json"])
+    res = invoke(["check", "--in-process", "--no-cache", "--output-format", "json", "-o", "out/report.json"])
     assert res.exit_code == 1
     assert res.stdout == ""
     assert json.loads((project / "out" / "report.json").read_text())[0]["code"] == FAKE_CODE
@@ -91,10 +91,10 @@ def test_colour_only_on_terminals_and_never_with_no_color(project, monkeypatch, 
 
 
 def test_select_and_ignore_on_command_line(project, invoke):
-    assert invoke(["check", "--jobs", "1", "--no-cache", "--ignore", FAKE_CODE]).exit_code == 0
-    assert invoke(["check", "--jobs", "1", "--no-cache", "--select", "DTL0"]).exit_code == 0
-    assert invoke(["check", "--jobs", "1", "--no-cache", "--select", "DTL0," + FAKE_CODE]).exit_code == 1
-    res = invoke(["check", "--jobs", "1", "--no-cache", "--select", "XYZ9"])
+    assert invoke(["check", "--in-process", "--no-cache", "--ignore", FAKE_CODE]).exit_code == 0
+    assert invoke(["check", "--in-process", "--no-cache", "--select", "DTL0"]).exit_code == 0
+    assert invoke(["check", "--in-process", "--no-cache", "--select", "DTL0," + FAKE_CODE]).exit_code == 1
+    res = invoke(["check", "--in-process", "--no-cache", "--select", "XYZ9"])
     assert res.exit_code == 2
     assert "unknown rule selector 'XYZ9'" in res.stderr
 

@@ -84,13 +84,13 @@ def test_select_ignore_per_file_ignores(tmp_path, fake_rule, invoke, monkeypatch
         "src/m.py": MODEL, "tests/t.py": MODEL,
     })
     monkeypatch.chdir(tmp_path)
-    res = invoke(["check", "--jobs", "1", "--no-cache", "--output-format", "json"])
+    res = invoke(["check", "--in-process", "--no-cache", "--output-format", "json"])
     assert [d["filename"] for d in json.loads(res.stdout)] == ["src/m.py"]
     (tmp_path / "pyproject.toml").write_text(f'[tool.dtypelint]\nignore = ["{FAKE_CODE}"]\n')
-    res = invoke(["check", "--jobs", "1", "--no-cache"])
+    res = invoke(["check", "--in-process", "--no-cache"])
     assert res.exit_code == 0
     (tmp_path / "pyproject.toml").write_text('[tool.dtypelint]\nselect = ["DTL0"]\nextend-select = ["DTL19"]\n')
-    assert invoke(["check", "--jobs", "1", "--no-cache"]).exit_code == 1
+    assert invoke(["check", "--in-process", "--no-cache"]).exit_code == 1
 
 
 def test_isolated_ignores_broken_config(tmp_path):

@@ -92,3 +92,24 @@ def test_prefilter_skips_files_that_cannot_hold_a_hazard(monkeypatch):
 def test_syntax_error_positions(text, row):
     (d,) = lint_source(text, "m.py")
     assert d.code == "DTL001" and d.start.row == row
+
+
+def test_native_crash_on_stdin_and_with_one_job_is_isolated(tmp_path):
+    deep = ("import torch\nx = " + "(" * 20000 + "1" + ")" * 20000 + "\n").encode()
+    proc = run_module(["check", "-", "--stdin-filename", "deep.py", "--output-format", "json"], cwd=tmp_path, input=deep)
+    assert proc.returncode == 1
+    assert [d["code"] for d in json.loads(proc.stdout)] == ["DTL005"]
+    write_tree(tmp_path, {"deep.py": deep, "bad.py": "import torch\ndef f(:\n"})
+    rc, diags = lint_json(tmp_path, "-j", "1")
+    assert sorted((d["filename"], d["code"]) for d in diags) == [("bad.py", "DTL001"), ("deep.py", "DTL005")]
+
+
+def test_columns_count_code_points_in_cookie_encoded_files(tmp_path, fake_rule, invoke, monkeypatch):
+    write_tree(tmp_path, {
+        "m.py": b"# -*- coding: latin-1 -*-\nimport torch\ns = '\xe9\xe9'; y = HAZARD\n",
+        "b.py": b"\xef\xbb\xbf" + "import torch\ns = '\u00e9\u00e9'; y = HAZARD\n".encode(),
+    })
+    monkeypatch.chdir(tmp_path)
+    res = invoke(["check", "--in-process", "--no-cache", "--output-format", "json"])
+    locs = {d["filename"]: (d["location"]["row"], d["location"]["column"]) for d in json.loads(res.stdout)}
+    assert locs == {"m.py": (3, 15), "b.py": (2, 15)}
