@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -21,7 +20,7 @@ from rich.table import Table
 from dtypelint import __version__
 from dtypelint.cache import Cache, clean as clean_cache, default_cache_dir
 from dtypelint.catalog import load_catalog
-from dtypelint.config import ConfigError, ConfigResolver, Settings, expand_codes
+from dtypelint.config import ConfigError, ConfigResolver, expand_codes
 from dtypelint.discovery import discover
 from dtypelint.engine import (
     CheckTask, RunOptions, build_tasks, enabled_for, known_codes, problem, run,
@@ -104,10 +103,7 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
                 expand_codes(value, codes)
             except ConfigError as exc:
                 raise ConfigError(f"--{key.replace('_', '-')}: {exc}") from None
-        resolver = ConfigResolver(known_codes=codes, config_file=config_file, isolated=isolated)
-        resolver.cli = _merging_cli(cli_overrides)
-        if resolver._fixed is not None:  # --config / --isolated: apply CLI overrides too
-            resolver._fixed = _apply(resolver._fixed, cli_overrides)
+        resolver = ConfigResolver(known_codes=codes, config_file=config_file, isolated=isolated, cli=cli_overrides)
         paths_list = list(paths) or [Path(".")]
         stdin_task: CheckTask | None = None
         if any(str(p) == "-" for p in paths_list):
@@ -151,14 +147,6 @@ def _display(path: Path) -> str:
     from dtypelint.engine import display_name
 
     return display_name(path)
-
-
-def _apply(settings: Settings, overrides: dict) -> Settings:
-    return replace(settings, **overrides) if overrides else settings
-
-
-def _merging_cli(overrides: dict) -> dict:
-    return dict(overrides)
 
 
 def _run_with_progress(tasks, options: RunOptions, show: bool):
