@@ -187,11 +187,26 @@ class FileAnalysis:
     def seg(self, node: ast.AST | None) -> str:
         if node is None:
             return "?"
-        s = ast.get_source_segment(self.text, node)
+        s = self.segment(node)
         if s is None:
             s = ast.unparse(node)
         s = " ".join(s.split())
         return s if len(s) <= 60 else s[:57] + "..."
+
+    def segment(self, node: ast.AST) -> str | None:
+        """Source text of a node (like ``ast.get_source_segment`` without re-splitting the file)."""
+        try:
+            r0, r1 = node.lineno - 1, node.end_lineno - 1
+            c0, c1 = node.col_offset, node.end_col_offset
+        except AttributeError:
+            return None
+        if r1 >= len(self.lines):
+            return None
+        if r0 == r1:
+            return self.lines[r0].encode()[c0:c1].decode(errors="replace")
+        first = self.lines[r0].encode()[c0:].decode(errors="replace")
+        last = self.lines[r1].encode()[:c1].decode(errors="replace")
+        return "\n".join([first] + self.lines[r0 + 1:r1] + [last])
 
     # -- strict callees -------------------------------------------------------------------
     def strict_params(self, fn: ast.FunctionDef) -> tuple[str, ...]:
