@@ -58,6 +58,13 @@ class ModuleRef:
     row: int = 0
     col: int = 0
     filename: str = ""
+    elem: str = ""  # element class of a ModuleList / Sequential
+    chain: tuple[str, ...] = ()  # classes of an nn.Sequential in call order
+
+    def element(self) -> "ModuleRef | None":
+        if not self.elem:
+            return None
+        return ModuleRef(f"{self.text}[i]", self.elem, self.kept, self.row, self.col, self.filename)
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,8 @@ class RawFinding:
     prov: tuple[Step, ...]
     sink_step: str
     fix: Any = None  # (applicability, title, [(node, kind, text)])
+    fn_id: int = 0  # the function whose body holds the sink
+    default: bool = True  # found with assumed (default) arguments rather than a caller's
 
 
 @dataclass
@@ -114,6 +123,8 @@ class FileAnalysis:
         for s in getattr(settings, "sinks", ()) or ():
             self.user_sinks[s.name] = SinkDef(s.name, s.contract, s.args, s.positions)
         self.findings: list[RawFinding] = []
+        self.called: set[tuple[str, int]] = set()
+        self.collectors: list[list[RawFinding]] = []  # findings made inside active calls (for the memo)
         self.memo: dict[Any, Val] = {}
         self.strict_cache: dict[int, tuple[str, ...]] = {}
 
@@ -147,8 +158,15 @@ class FileAnalysis:
         """
         keep: list[str] = []
         strict: list[str] = []
+        self.keep_by_component = False
         for _, facts in self.classes.values():
-            for anc in self.ancestors(facts):
+            ancestors = self.ancestors(facts)
+            if any(anc.keep or anc.keep_strict for anc in ancestors):
+                # diffusers matches entries against exact name components (`name.split(".")`);
+                # transformers 5.x uses an unanchored regex search (facts §2.7)
+                if any(b.split(".")[0] == "diffusers" for anc in ancestors for b in anc.bases):
+                    self.keep_by_component = True
+            for anc in ancestors:
                 keep.extend(anc.keep)
                 strict.extend(anc.keep_strict)
         return tuple(dict.fromkeys(keep)), tuple(dict.fromkeys(strict))
@@ -161,6 +179,10 @@ class FileAnalysis:
             lists.append(("_keep_in_fp32_modules", self.keep))
         for attr, entries in lists:
             for e in entries:
+                if self.keep_by_component:
+                    if e == name or e in target.split("."):
+                        return f"`{name}` matches `{attr}` entry {e!r}"
+                    continue
                 pat = re.escape(e).replace(r"\*", ".*")
                 if re.search(pat, target) or re.search(pat, name):
                     return f"`{name}` matches `{attr}` entry {e!r}"
@@ -225,13 +247,24 @@ class FileAnalysis:
                 for item in cnode.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name != "__init__":
                         Frame(self, item, facts, regime, report=True).run_default()
-        return self.findings
+        # A function that is called in this file is judged with its callers' arguments: the
+        # findings made with assumed arguments (tensor parameters = activations in the compute
+        # dtype) are dropped for it, so a caller that passes float32 on purpose (a time
+        # embedding into a module kept in float32) does not produce a finding.
+        kept = [f for f in self.findings if (f.regime, f.fn_id) not in self.called]
+        out: list[RawFinding] = []
+        seen: set[tuple] = set()
+        for f in kept:
+            key = (f.code, f.regime, id(f.node))
+            if key not in seen:
+                seen.add(key)
+                out.append(f)
+        return out
 
     def record(self, f: RawFinding) -> None:
-        for g in self.findings:
-            if g.code == f.code and g.regime == f.regime and g.node is f.node:
-                return
         self.findings.append(f)
+        for c in self.collectors:
+            c.append(f)
 
 
 def strict_params_of(fn: ast.FunctionDef) -> tuple[str, ...]:
@@ -271,7 +304,8 @@ class Frame:
     """One function body in one regime."""
 
     def __init__(self, fa: FileAnalysis, fn: ast.FunctionDef, cls: ClassFacts | None, regime: str, report: bool,
-                 ac: bool | None = None, self_kept: str = "", depth: int = 0, self_text: str = "self"):
+                 ac: bool | None = None, self_kept: str = "", depth: int = 0, self_text: str = "self",
+                 root: int | None = None):
         self.fa = fa
         self.fn = fn
         self.cls = cls
@@ -282,6 +316,7 @@ class Frame:
         self.depth = depth
         self.returns: list[Val] = []
         self.api = fa.api
+        self.root = id(fn) if root is None else root  # the entry function this analysis started from
         self.self_text = self_text
 
     # -- entry points -------------------------------------------------------------------
@@ -450,6 +485,8 @@ class Frame:
             return out or UNKNOWN
         if it.kind == "seq":
             return it.ref or UNKNOWN
+        if it.kind == "module" and it.ref.element() is not None:
+            return Val("module", ref=it.ref.element())
         if it.is_tensor:
             return it
         if it.kind == "scalar":
@@ -741,6 +778,8 @@ class Frame:
             return self.element(base)
         if base.kind == "seq":
             return base.ref or UNKNOWN
+        if base.kind == "module" and base.ref.element() is not None:
+            return Val("module", ref=base.ref.element())
         return UNKNOWN
 
     def e_Slice(self, n, env) -> Val:
@@ -775,8 +814,9 @@ class Frame:
         res, winner = promote([a, b])
         if res is None:
             return UNKNOWN
-        if isinstance(op, ast.Add) and self.report is not None:
-            self.residual_check(n, a, b, ln, rn)
+        if isinstance(op, ast.Add) and self.residual_check(n, a, b, ln, rn):
+            # reported: continue with the residual's dtype, as if the fix were applied
+            return a if a.kind in ("low", "olp") else b
         return self.promotion_step(res, [a, b], n, {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}.get(type(op), "operator"))
 
     def promotion_step(self, res: Val, inputs: list[Val], n: ast.AST, what: str) -> Val:
@@ -945,23 +985,34 @@ class Frame:
             self.equal_sink(n, ops, f"{fn.name}()", "DTL102",
                             f"which asserts that {', '.join('`'+o.label+'`' for o in ops)} have equal dtypes",
                             sink_step=f"reaches `{fn.name}()`, whose body asserts equal dtypes of {', '.join(strict)}")
+        if not any(v.kind == "unknown" for v in list(args) + list(kwargs.values())):
+            # judged in this caller's context; with unknown arguments the assumed ones stay in force
+            self.fa.called.add((self.regime, id(fn)))
         if self.depth >= MAX_DEPTH:
             return UNKNOWN
         if recv_self is not None:
             env[(fn.args.posonlyargs + fn.args.args)[0].arg if (fn.args.posonlyargs + fn.args.args) else "self"] = Val("self")
         key = (id(fn), self.regime, self.ac, recv_self, tuple(sorted((k, v.kind, v.zdim) for k, v in env.items())))
         if key in self.fa.memo:
-            r = self.fa.memo[key]
+            r, found = self.fa.memo[key]
+            if self.report:
+                for f in found:
+                    self.fa.record(replace(f, fn_id=self.root))
             return r
-        self.fa.memo[key] = UNKNOWN  # recursion guard
+        self.fa.memo[key] = (UNKNOWN, [])  # recursion guard
         sub = Frame(self.fa, fn, cls, self.regime, report=self.report, ac=self.ac,
                     self_kept=recv_self[1] if recv_self else "", depth=self.depth + 1,
-                    self_text=recv_self[0] if recv_self else "self")
-        r = sub.run(env)
+                    self_text=recv_self[0] if recv_self else "self", root=self.root)
+        collected: list[RawFinding] = []
+        self.fa.collectors.append(collected)
+        try:
+            r = sub.run(env)
+        finally:
+            self.fa.collectors.pop()
         if r.is_float and r.kind in ("fp32", "fp64") and any(
                 v.is_float and v.kind in ("low", "olp") for v in env.values()):
             r = r.with_step(self.fa.step(n, f"`{self.fa.seg(n.func)}(...)` returns {dtype_name(r.kind, self.fa.compute)}"))
-        self.fa.memo[key] = r
+        self.fa.memo[key] = (r, collected)
         return r
 
     def arg_node(self, fn: ast.FunctionDef, n: ast.Call, pname: str, skip_self: bool) -> ast.AST | None:
@@ -1015,7 +1066,8 @@ class Frame:
                 kept = self.self_kept or self.fa.kept_reason(a, True)
                 if not kept and fact.fp32:
                     kept = f"`{text}` is built with `dtype=torch.float32` / `.float()` in `__init__`"
-            return Val("module", ref=ModuleRef(text, fact.cls, kept, fact.row, fact.col, fact.filename or self.fa.filename))
+            return Val("module", ref=ModuleRef(text, fact.cls, kept, fact.row, fact.col, fact.filename or self.fa.filename,
+                                               fact.elem, fact.chain))
         if fact.kind in ("param", "buffer", "tensor"):
             return self.tensor_attr(fact, text)
         if fact.kind == "scalar":
@@ -1116,11 +1168,19 @@ class Frame:
                 return x
             if kind == "embedding":
                 return self.module_param(ref, "weight", n)
+            if ref.chain and ref.cls == "torch.nn.Sequential":
+                out = x
+                for i, c in enumerate(ref.chain):
+                    sub = ModuleRef(f"{ref.text}[{i}]", c, ref.kept, ref.row, ref.col, ref.filename)
+                    out = self.call_module(sub, n, [out], {})
+                return out
             return UNKNOWN
         cls_node, facts = self.fa.class_by_qname(ref.cls)
         if facts is None:
             return UNKNOWN
         fwd = self.method_node(facts, "forward")
+        if fwd is None and facts is not None and any(b.endswith("Sequential") for b in facts.bases):
+            return UNKNOWN
         if fwd is not None:
             return self.call_function(fwd, facts, n, args, kwargs, recv_self=(ref.text, ref.kept))
         if self.fa.index is not None:
@@ -1175,6 +1235,8 @@ class Frame:
                     target = dtype_val(v.kind, v.prov)
                     break
             if target is None:
+                if "dtype" in kwargs:
+                    return UNKNOWN
                 if any(v.kind == "unknown" for v in args) and not any(k == "device" for k in kwargs) and args:
                     # `.to(something)`: could be a dtype we cannot see
                     a0 = n.args[0] if n.args else None
@@ -1384,7 +1446,7 @@ class Frame:
             fix = ("safe", f"Cast `{slabel}` to `{fa.seg(dest_anchor)}.dtype`", [(src_node, "cast", f"{fa.seg(dest_anchor)}.dtype")])
         self.emit("DTL105", n, sink, msg, prov, f"reaches {what}, which requires equal source and destination dtypes", fix)
 
-    def residual_check(self, n: ast.AST, a: Val, b: Val, ln, rn) -> None:
+    def residual_check(self, n: ast.AST, a: Val, b: Val, ln, rn) -> bool:
         """DTL104: an fp32-kept module's output added to the low-precision residual stream."""
         for x, y, xn, yn in ((a, b, ln, rn), (b, a, rn, ln)):
             if x.kept and x.kind in ("fp32", "fp64") and not x.zdim and y.kind in ("low", "olp") and not y.zdim:
@@ -1398,7 +1460,8 @@ class Frame:
                            [(xn, "cast", f"{fa.seg(ya)}.dtype")])
                 self.emit("DTL104", n, "+", msg, x.prov,
                           "the float32 module output is added to the low-precision residual stream (fused norms expecting the compute dtype fail downstream)", fix)
-                return
+                return True
+        return False
 
     @staticmethod
     def simple(node: ast.AST | None) -> bool:
@@ -1445,4 +1508,4 @@ class Frame:
     def emit(self, code: str, n: ast.AST, sink: str, msg: str, prov: tuple[Step, ...], sink_step: str, fix) -> None:
         if not self.report:
             return
-        self.fa.record(RawFinding(code, self.regime, n, sink, msg, prov, sink_step, fix))
+        self.fa.record(RawFinding(code, self.regime, n, sink, msg, prov, sink_step, fix, self.root, self.depth == 0))

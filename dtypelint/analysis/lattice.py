@@ -91,7 +91,8 @@ def promote(vals: list[Val]) -> tuple[Val | None, Val | None]:
     dims = [v for v in vals if v.is_tensor and not v.zdim]
     zeros = [v for v in vals if v.is_tensor and v.zdim]
     scalars = [v for v in vals if v.kind == "scalar"]
-    if any(v.kind == "unknown" for v in vals) and not dims:
+    if any(v.kind == "unknown" for v in vals):
+        # an operand of unknown dtype could be the widest one: the result is unknown
         return None, None
     if dims:
         best = dims[0]
@@ -129,10 +130,10 @@ def join(a: Val, b: Val) -> Val:
     """Merge two control-flow paths (may-analysis: a possibly-fp32 value stays fp32)."""
     if a == b:
         return a
-    if a.kind == "unknown":
-        return b if b.is_tensor else UNKNOWN
-    if b.kind == "unknown":
-        return a if a.is_tensor else UNKNOWN
+    if a.kind == "unknown" or b.kind == "unknown":
+        # a path on which the dtype is unknown makes the merged dtype unknown: the analysis
+        # only claims a dtype that holds on every path it can see (unknown never reports)
+        return UNKNOWN
     if a.is_tensor and b.is_tensor:
         if a.is_float and b.is_float:
             if RANK[a.kind] > RANK[b.kind]:

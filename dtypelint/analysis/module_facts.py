@@ -25,6 +25,8 @@ class AttrFact:
     shape: str = "?"  # 0dim | [1] | source text of the shape | ?
     cls: str = ""  # qualified class of a submodule
     fp32: bool = False  # explicitly fp32 (dtype=torch.float32 / .float()): kept fp32 when loaded
+    elem: str = ""  # class of the elements of an nn.ModuleList / nn.Sequential of one class
+    chain: tuple[str, ...] = ()  # the classes of an nn.Sequential, in call order
     row: int = 0
     col: int = 0
     filename: str = ""
@@ -132,6 +134,19 @@ def classify_tensor(node: ast.AST, names: Names, local: dict[str, ast.AST], dept
             if op in api.like and node.args:
                 d, s, _ = classify_tensor(node.args[0], names, local, depth + 1)
                 return (TENSOR_DTYPES.get(dt_kw, d) if dt_kw else d), s, True
+            fn = names.local_defs.get(q.rsplit(".", 1)[-1]) if names.module_name and q == f"{names.module_name}.{q.rsplit('.', 1)[-1]}" else None
+            if isinstance(fn, ast.FunctionDef):
+                # a helper in this file builds the tensor: classify what it returns
+                flocal: dict[str, ast.AST] = {}
+                for st in _statements(fn.body):
+                    if isinstance(st, ast.Assign):
+                        for t in st.targets:
+                            if isinstance(t, ast.Name):
+                                flocal[t.id] = st.value
+                    elif isinstance(st, ast.Return) and st.value is not None:
+                        d, s, t = classify_tensor(st.value, names, flocal, depth + 1)
+                        return d, "?", t
+                return "unknown", "?", False
         if isinstance(f, ast.Attribute):
             m = f.attr
             base_d, base_s, base_t = classify_tensor(f.value, names, local, depth + 1)
@@ -261,7 +276,7 @@ def class_facts(cls: ast.ClassDef, names: Names, filename: str) -> ClassFacts:
                     tgt = f.value
                     if isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name) and tgt.value.id == "self" and tgt.attr in attrs:
                         a = attrs[tgt.attr]
-                        attrs[tgt.attr] = AttrFact(a.name, a.kind, "fp32" if a.kind != "module" else a.dtype, a.shape, a.cls, True, a.row, a.col, a.filename)
+                        attrs[tgt.attr] = AttrFact(a.name, a.kind, "fp32" if a.kind != "module" else a.dtype, a.shape, a.cls, True, a.elem, a.chain, a.row, a.col, a.filename)
     return ClassFacts(qname, bases, keep, keep_strict, tuple(attrs.values()), tuple(methods), filename, cls.lineno)
 
 
@@ -291,14 +306,52 @@ def _attr_fact(name: str, value: ast.AST, names: Names, local: dict[str, ast.AST
             return AttrFact(name, kind, d if d != "unknown" else "unknown", s, fp32=(d == "fp32"), row=row, col=col, filename=filename)
         mc = _module_call(value, names)
         if mc is not None:
-            return AttrFact(name, "module", cls=mc[0], fp32=mc[1], row=row, col=col, filename=filename)
+            elem = ""
+            chain: tuple[str, ...] = ()
+            if mc[0] in ("torch.nn.ModuleList", "torch.nn.Sequential") and isinstance(value, ast.Call) and value.args:
+                elem = _element_class(value.args, names)
+                if mc[0] == "torch.nn.Sequential":
+                    chain = _chain(value.args, names)
+            return AttrFact(name, "module", cls=mc[0], fp32=mc[1], elem=elem, chain=chain, row=row, col=col, filename=filename)
     d, s, is_t = classify_tensor(value, names, local)
     if is_t:
         return AttrFact(name, "tensor", d, s, fp32=(d == "fp32"), row=row, col=col, filename=filename)
     if isinstance(value, ast.Name) and value.id in local:
         return _attr_fact(name, local[value.id], names, local, filename, at, previous)
-    if isinstance(value, (ast.BinOp, ast.UnaryOp)) and not any(isinstance(n, ast.Call) for n in ast.walk(value)):
+    if isinstance(value, (ast.BinOp, ast.UnaryOp, ast.Attribute, ast.Name, ast.BoolOp, ast.IfExp, ast.Compare)) and not any(
+            isinstance(n, ast.Call) for n in ast.walk(value)):
+        # computed from config values and constants: a Python scalar, never a tensor
         return AttrFact(name, "scalar", row=row, col=col, filename=filename)
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and names.qualify(value.func) in ("math.sqrt", "math.log", "math.exp"):
         return AttrFact(name, "scalar", row=row, col=col, filename=filename)
     return AttrFact(name, "other", row=row, col=col, filename=filename)
+
+
+def _element_class(args: list[ast.AST], names: Names) -> str:
+    """The one class of ``ModuleList([Block(...) for _ in range(n)])`` / ``Sequential(A(), A())``."""
+    elts: list[ast.AST] = []
+    for a in args:
+        if isinstance(a, (ast.ListComp, ast.GeneratorExp)):
+            elts.append(a.elt)
+        elif isinstance(a, (ast.List, ast.Tuple)):
+            elts.extend(a.elts)
+        else:
+            elts.append(a)
+    classes = set()
+    for e in elts:
+        mc = _module_call(e, names)
+        if mc is None:
+            return ""
+        classes.add(mc[0])
+    return classes.pop() if len(classes) == 1 else ""
+
+
+def _chain(args: list[ast.AST], names: Names) -> tuple[str, ...]:
+    """Classes of ``nn.Sequential(nn.SiLU(), nn.Linear(...))`` in order (empty if any is unknown)."""
+    out = []
+    for a in args:
+        mc = _module_call(a, names)
+        if mc is None:
+            return ()
+        out.append(mc[0])
+    return tuple(out)
