@@ -121,4 +121,5 @@ def fake_rule(monkeypatch):
         return out
 
     monkeypatch.setattr(analysis, "check", check)
+    monkeypatch.setattr(analysis, "might_contain_hazard", lambda text, settings: "torch" in text)
     return FAKE_CODE
