@@ -77,7 +77,8 @@ def syntax_problem(text: str, filename: str) -> str | None:
     try:
         cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        return f"libcst cannot parse it: {exc.message} (line {exc.raw_line})"
+        first = str(exc.message).splitlines()[0] if str(exc.message) else "syntax error"
+        return f"libcst cannot parse it: {first[:120]} (line {exc.raw_line})"
     except (RecursionError, MemoryError) as exc:
         return f"libcst cannot parse it: {type(exc).__name__}"
     try:
