@@ -65,8 +65,14 @@ def fake_check(ctx) -> list[Diagnostic]:
     return out
 
 
+_ALL_RULES = dict(RULES)
+_SAVED: dict = {}
+
+
 def install(codes: tuple[str, ...] | None = None) -> None:
-    """Patch the analysis with the fake rules (all, or only ``codes``)."""
+    """Patch the analysis with the fake rules (all, or only ``codes``); ``uninstall()`` undoes it."""
+    if not _SAVED:
+        _SAVED.update(check=analysis.check, prefilter=analysis.might_contain_hazard)
     catalog = load_catalog()
     for code, (name, *_rest) in RULES.items():
         if codes is not None and code not in codes:
@@ -74,11 +80,21 @@ def install(codes: tuple[str, ...] | None = None) -> None:
         catalog[code] = RuleSpec(code=code, name=name, summary=f"fake rule {name}", severity="warning",
                                  regimes=("half",), fix="always", fix_title="fake", default=True,
                                  docs={}, invalid=(), valid=())
-    active = {c: r for c, r in RULES.items() if codes is None or c in codes}
+    active = {c: r for c, r in _ALL_RULES.items() if codes is None or c in codes}
     RULES.clear()
     RULES.update(active)
     analysis.check = fake_check
     analysis.might_contain_hazard = lambda text, settings: True
+
+
+def uninstall() -> None:
+    if _SAVED:
+        analysis.check = _SAVED["check"]
+        analysis.might_contain_hazard = _SAVED["prefilter"]
+        _SAVED.clear()
+    catalog = load_catalog()
+    for code in _ALL_RULES:
+        catalog.pop(code, None)
 
 
 if __name__ == "__main__":
