@@ -85,6 +85,7 @@ def _codes_option(value: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--stdin-filename", metavar="PATH", help="The name of the file read from standard input ('-'), for reports and configuration.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (2 still means dtypelint failed).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line or progress.")
+@click.option("--in-process", is_flag=True, hidden=True, help="Analyse in this process (tests; no crash isolation).")
 @click.option("--fix", is_flag=True, help="Apply safe fixes (files are rewritten atomically; '-' writes the fixed source to stdout).")
 @click.option("--unsafe-fixes", is_flag=True, help="Also offer and apply fixes marked unsafe (they may change behaviour).")
 @click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change and write nothing (exit 1 if anything would change).")
@@ -93,8 +94,8 @@ def _codes_option(value: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when any fix was applied, even if no findings remain.")
 def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None, select, extend_select, ignore,
           config_file: Path | None, isolated: bool, jobs: int | None, no_cache: bool, cache_dir: Path | None,
-          stdin_filename: str | None, exit_zero: bool, quiet: bool, fix: bool = False, unsafe_fixes: bool = False,
-          diff: bool = False, show_fixes: bool = False, fix_only: bool = False,
+          stdin_filename: str | None, exit_zero: bool, quiet: bool, in_process: bool, fix: bool = False,
+          unsafe_fixes: bool = False, diff: bool = False, show_fixes: bool = False, fix_only: bool = False,
           exit_non_zero_on_fix: bool = False) -> None:
     """Check PATHS (files or folders; default: the current folder; '-' reads standard input)."""
     codes = known_codes()
@@ -138,7 +139,7 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
 
     settings_cache_dir = tasks[0].settings.cache_dir if tasks else None
     cache = Cache(cache_dir or settings_cache_dir or default_cache_dir(), enabled=not no_cache and stdin_task is None)
-    options = RunOptions(jobs=jobs or 0, cache=cache, in_process=stdin_task is not None or (jobs == 1))
+    options = RunOptions(jobs=jobs or 0, cache=cache, in_process=in_process)
     if fix or fix_only or diff:  # the autofix feature lives in dtypelint.fixer
         from dtypelint.fixer.cli import run_fix_mode
 
@@ -293,4 +294,10 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     except BrokenPipeError:
+        sys.exit(EXIT_ERROR)
+    except Exception as exc:  # a bug in dtypelint: say so plainly, exit 2
+        import traceback
+
+        traceback.print_exc()
+        click.echo(f"dtypelint: internal error: {type(exc).__name__}: {exc}. Please report this as a bug.", err=True)
         sys.exit(EXIT_ERROR)

@@ -257,7 +257,7 @@ def replace(src, dst):
     return real_replace(src, dst)
 os.replace = replace
 from dtypelint.cli import main
-sys.argv = ["dtypelint", "check", "--no-cache", "--fix", "-j", "1", "m.py"]
+sys.argv = ["dtypelint", "check", "--no-cache", "--in-process", "--fix", "m.py"]
 main()
 '''
 
