@@ -85,9 +85,17 @@ def _codes_option(value: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (2 still means dtypelint failed).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line or progress.")
 @click.option("--in-process", is_flag=True, hidden=True, help="Analyse in this process (tests; no crash isolation).")
+@click.option("--fix", is_flag=True, help="Apply safe fixes (files are rewritten atomically; '-' writes the fixed source to stdout).")
+@click.option("--unsafe-fixes", is_flag=True, help="Also offer and apply fixes marked unsafe (they may change behaviour).")
+@click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change and write nothing (exit 1 if anything would change).")
+@click.option("--show-fixes", is_flag=True, help="List the fixes applied (with --diff: that would be applied).")
+@click.option("--fix-only", is_flag=True, help="Apply fixes but do not report the findings that remain (implies --fix).")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when any fix was applied, even if no findings remain.")
 def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None, select, extend_select, ignore,
           config_file: Path | None, isolated: bool, jobs: int | None, no_cache: bool, cache_dir: Path | None,
-          stdin_filename: str | None, exit_zero: bool, quiet: bool, in_process: bool) -> None:
+          stdin_filename: str | None, exit_zero: bool, quiet: bool, in_process: bool, fix: bool = False,
+          unsafe_fixes: bool = False, diff: bool = False, show_fixes: bool = False, fix_only: bool = False,
+          exit_non_zero_on_fix: bool = False) -> None:
     """Check PATHS (files or folders; default: the current folder; '-' reads standard input)."""
     codes = known_codes()
     cli_overrides: dict = {}
@@ -128,13 +136,31 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
     settings_cache_dir = tasks[0].settings.cache_dir if tasks else None
     cache = Cache(cache_dir or settings_cache_dir or default_cache_dir(), enabled=not no_cache and stdin_task is None)
     options = RunOptions(jobs=jobs or 0, cache=cache, in_process=in_process)
+    if fix or fix_only or diff:  # the autofix feature lives in dtypelint.fixer
+        from dtypelint.fixer.cli import run_fix_mode
+
+        def make_report(diags, fixed):
+            r = Report(diagnostics=diags, files_checked=len(tasks), unsafe_fixes=unsafe_fixes, fixed=fixed)
+            if stdin_task is not None and stdin_task.data is not None:
+                r.texts[stdin_task.filename] = stdin_task.data.decode("utf-8", errors="replace")
+            return r
+
+        problem_diags = [problem("DTL004", _display(p), f"cannot read {p}: {reason}") for p, reason in problems]
+        raise click.exceptions.Exit(run_fix_mode(
+            tasks=tasks, options=options, problems=problem_diags, stdin_task=stdin_task,
+            run=lambda ts, opts: _run_with_progress(ts, opts, show=not quiet and output_file is None and len(ts) > 50),
+            unsafe=unsafe_fixes, diff=diff, fix_only=fix_only, show_fixes=show_fixes,
+            exit_non_zero_on_fix=exit_non_zero_on_fix, exit_zero=exit_zero, quiet=quiet,
+            emit=lambda report, stream: _emit(report, output_format, output_file, quiet, stream),
+            make_report=make_report))
     result = _run_with_progress(tasks, options, show=not quiet and output_file is None and len(tasks) > 50)
 
     diagnostics = result.diagnostics
     for path, reason in problems:
         diag = problem("DTL004", _display(path), f"cannot read {path}: {reason}")
         diagnostics.append(diag)
-    report = Report(diagnostics=sorted(diagnostics, key=lambda d: d.sort_key()), files_checked=len(tasks))
+    report = Report(diagnostics=sorted(diagnostics, key=lambda d: d.sort_key()), files_checked=len(tasks),
+                    unsafe_fixes=unsafe_fixes)
     if stdin_task is not None and stdin_task.data is not None:
         report.texts[stdin_task.filename] = stdin_task.data.decode("utf-8", errors="replace")
     _emit(report, output_format, output_file, quiet)
@@ -160,7 +186,7 @@ def _run_with_progress(tasks, options: RunOptions, show: bool):
         return run(tasks, options, progress=lambda: progress.advance(bar))
 
 
-def _emit(report: Report, output_format: str, output_file: Path | None, quiet: bool) -> None:
+def _emit(report: Report, output_format: str, output_file: Path | None, quiet: bool, stream=None) -> None:
     reporter = REPORTERS[output_format]
     if output_file is not None:
         buf = io.StringIO()
@@ -172,7 +198,7 @@ def _emit(report: Report, output_format: str, output_file: Path | None, quiet: b
         except OSError as exc:
             raise fail(f"cannot write report to {output_file}: {exc.strerror or exc}")
         return
-    stream = sys.stdout
+    stream = stream or sys.stdout
     if quiet and output_format in ("full", "concise"):
         buf = io.StringIO()
         reporter(report, buf, use_color(stream))

@@ -75,6 +75,7 @@ class FileOutcome:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     parsed: bool = False  # False: skipped by the prefilter, or could not be analysed
     failed: bool = False  # a DTL0xx problem
+    fix: Any = None  # dtypelint.fixer.FixReport when the task asked for fixes
 
 
 # -- phase 1: summaries ----------------------------------------------------------------
@@ -117,6 +118,7 @@ class CheckTask:
     enabled: frozenset[str]
     data: bytes | None = None  # stdin / in-memory buffers
     module_name: str = ""
+    fix: Any = None  # dtypelint.fixer.FixOptions: apply fixes after checking (--fix, --diff)
 
 
 def parse_error(exc: cst.ParserSyntaxError, text: str, filename: str) -> Diagnostic:
@@ -163,7 +165,7 @@ def _select(diags: Iterable[Diagnostic], task: CheckTask, text: str) -> list[Dia
 
 
 def run_check_task(task: CheckTask, index: ProjectIndex, cache: Cache) -> FileOutcome:
-    """Lint one file; never raises for a problem with the file itself."""
+    """Lint one file (and fix it when the task asks); never raises for a problem with the file itself."""
     out = FileOutcome(task.filename)
     data = task.data
     if data is None:
@@ -172,6 +174,16 @@ def run_check_task(task: CheckTask, index: ProjectIndex, cache: Cache) -> FileOu
             data = task.path.read_bytes()
         except OSError as exc:
             return _fail(out, problem("DTL004", task.filename, f"cannot read file: {exc.strerror or exc}"), task)
+    out = _check_bytes(task, data, index, cache)
+    if task.fix is not None:  # the fix loop runs here, inside the worker: files are fixed in parallel
+        from dtypelint.fixer.run import fix_outcome
+
+        out = fix_outcome(task, data, out, index)
+    return out
+
+
+def _check_bytes(task: CheckTask, data: bytes, index: ProjectIndex, cache: Cache) -> FileOutcome:
+    out = FileOutcome(task.filename)
     key = check_key(content_key(data), task.settings.analysis_fingerprint(), task.enabled, task.filename)
     cached = cache.get("check", key)
     if cached is not None and index.digest_of(cached["deps"]):
