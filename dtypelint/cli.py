@@ -91,12 +91,27 @@ def _codes_option(value: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied (with --diff: that would be applied).")
 @click.option("--fix-only", is_flag=True, help="Apply fixes but do not report the findings that remain (implies --fix).")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when any fix was applied, even if no findings remain.")
+@click.option("--no-default-paths", is_flag=True,
+              help="With no PATHS, check nothing (instead of the current folder): for hooks that pass file names.")
+@click.option("--baseline", "baseline_file", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE",
+              help="Report only findings that are not recorded in this baseline file.")
+@click.option("--write-baseline", "write_baseline_file", type=click.Path(path_type=Path, dir_okay=False),
+              metavar="FILE", help="Record every current finding in FILE and exit 0.")
 def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None, select, extend_select, ignore,
           config_file: Path | None, isolated: bool, jobs: int | None, no_cache: bool, cache_dir: Path | None,
           stdin_filename: str | None, exit_zero: bool, quiet: bool, in_process: bool, fix: bool = False,
           unsafe_fixes: bool = False, diff: bool = False, show_fixes: bool = False, fix_only: bool = False,
-          exit_non_zero_on_fix: bool = False) -> None:
+          exit_non_zero_on_fix: bool = False, no_default_paths: bool = False,
+          baseline_file: Path | None = None, write_baseline_file: Path | None = None) -> None:
     """Check PATHS (files or folders; default: the current folder; '-' reads standard input)."""
+    from dtypelint import baseline
+
+    known_fingerprints = None
+    if baseline_file is not None and write_baseline_file is None:
+        try:
+            known_fingerprints = baseline.load_baseline(baseline_file)
+        except baseline.BaselineError as exc:
+            raise fail(str(exc))
     codes = known_codes()
     cli_overrides: dict = {}
     try:
@@ -112,7 +127,7 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
             except ConfigError as exc:
                 raise ConfigError(f"--{key.replace('_', '-')}: {exc}") from None
         resolver = ConfigResolver(known_codes=codes, config_file=config_file, isolated=isolated, cli=cli_overrides)
-        paths_list = list(paths) or [Path(".")]
+        paths_list = list(paths) or ([] if no_default_paths else [Path(".")])
         stdin_task: CheckTask | None = None
         if any(str(p) == "-" for p in paths_list):
             if len(paths_list) > 1:
@@ -163,6 +178,17 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
                     unsafe_fixes=unsafe_fixes)
     if stdin_task is not None and stdin_task.data is not None:
         report.texts[stdin_task.filename] = stdin_task.data.decode("utf-8", errors="replace")
+    if write_baseline_file is not None:
+        try:
+            n = baseline.write_baseline(write_baseline_file, report.diagnostics, report.texts)
+        except baseline.BaselineError as exc:
+            raise fail(str(exc))
+        if not quiet:
+            click.echo(f"Recorded {n} {'finding' if n == 1 else 'findings'} in {write_baseline_file}.", err=True)
+        raise click.exceptions.Exit(EXIT_CLEAN)
+    if known_fingerprints is not None:
+        report.diagnostics, report.baselined = baseline.filter_new(
+            report.diagnostics, baseline_file, known_fingerprints, report.texts)
     _emit(report, output_format, output_file, quiet)
     if exit_zero:
         raise click.exceptions.Exit(EXIT_CLEAN)

@@ -191,12 +191,17 @@ def _check_bytes(task: CheckTask, data: bytes, index: ProjectIndex, cache: Cache
         out.parsed = cached["parsed"]
         out.failed = cached["failed"]
         return out
-    try:
-        source = SourceFile.from_bytes(data)
-    except SourceError as exc:
-        code = _SOURCE_ERROR_CODES[exc.kind]
-        return _fail(out, problem(code, task.filename, exc.message, row=exc.row), task)
-    out, deps = check_source(source, task, index)
+    if (task.path or Path(task.filename)).suffix == ".ipynb":  # code cells, mapped back to cells
+        from dtypelint.notebooks import check_notebook
+
+        out, deps = check_notebook(data, task, index)
+    else:
+        try:
+            source = SourceFile.from_bytes(data)
+        except SourceError as exc:
+            code = _SOURCE_ERROR_CODES[exc.kind]
+            return _fail(out, problem(code, task.filename, exc.message, row=exc.row), task)
+        out, deps = check_source(source, task, index)
     if deps is not None:  # internal failures are not cached: the next run tries again
         cache.put("check", key, {
             "deps": deps, "parsed": out.parsed, "failed": out.failed,

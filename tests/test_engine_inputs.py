@@ -105,7 +105,7 @@ def test_native_crash_on_stdin_and_with_one_job_is_isolated(tmp_path):
     assert sorted((d["filename"], d["code"]) for d in diags) == [("bad.py", "DTL001"), ("deep.py", "DTL005")]
 
 
-def test_columns_count_code_points_in_cookie_encoded_files(tmp_path, fake_rule, invoke, monkeypatch):
+def test_columns_count_code_points_in_cookie_encoded_files(tmp_path, hazard_rule, invoke, monkeypatch):
     write_tree(tmp_path, {
         "m.py": b"# -*- coding: latin-1 -*-\nimport torch\ns = '\xe9\xe9'; y = HAZARD\n",
         "b.py": b"\xef\xbb\xbf" + "import torch\ns = '\u00e9\u00e9'; y = HAZARD\n".encode(),
