@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -21,7 +20,7 @@ from rich.table import Table
 from dtypelint import __version__
 from dtypelint.cache import Cache, clean as clean_cache, default_cache_dir
 from dtypelint.catalog import load_catalog
-from dtypelint.config import ConfigError, ConfigResolver, Settings, expand_codes
+from dtypelint.config import ConfigError, ConfigResolver, expand_codes
 from dtypelint.discovery import discover
 from dtypelint.engine import (
     CheckTask, RunOptions, build_tasks, enabled_for, known_codes, problem, run,
@@ -85,6 +84,13 @@ def _codes_option(value: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--stdin-filename", metavar="PATH", help="The name of the file read from standard input ('-'), for reports and configuration.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (2 still means dtypelint failed).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary line or progress.")
+@click.option("--in-process", is_flag=True, hidden=True, help="Analyse in this process (tests; no crash isolation).")
+@click.option("--fix", is_flag=True, help="Apply safe fixes (files are rewritten atomically; '-' writes the fixed source to stdout).")
+@click.option("--unsafe-fixes", is_flag=True, help="Also offer and apply fixes marked unsafe (they may change behaviour).")
+@click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change and write nothing (exit 1 if anything would change).")
+@click.option("--show-fixes", is_flag=True, help="List the fixes applied (with --diff: that would be applied).")
+@click.option("--fix-only", is_flag=True, help="Apply fixes but do not report the findings that remain (implies --fix).")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when any fix was applied, even if no findings remain.")
 @click.option("--no-default-paths", is_flag=True,
               help="With no PATHS, check nothing (instead of the current folder): for hooks that pass file names.")
 @click.option("--baseline", "baseline_file", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE",
@@ -93,7 +99,9 @@ def _codes_option(value: tuple[str, ...]) -> tuple[str, ...]:
               metavar="FILE", help="Record every current finding in FILE and exit 0.")
 def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None, select, extend_select, ignore,
           config_file: Path | None, isolated: bool, jobs: int | None, no_cache: bool, cache_dir: Path | None,
-          stdin_filename: str | None, exit_zero: bool, quiet: bool, no_default_paths: bool = False,
+          stdin_filename: str | None, exit_zero: bool, quiet: bool, in_process: bool, fix: bool = False,
+          unsafe_fixes: bool = False, diff: bool = False, show_fixes: bool = False, fix_only: bool = False,
+          exit_non_zero_on_fix: bool = False, no_default_paths: bool = False,
           baseline_file: Path | None = None, write_baseline_file: Path | None = None) -> None:
     """Check PATHS (files or folders; default: the current folder; '-' reads standard input)."""
     from dtypelint import baseline
@@ -118,10 +126,7 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
                 expand_codes(value, codes)
             except ConfigError as exc:
                 raise ConfigError(f"--{key.replace('_', '-')}: {exc}") from None
-        resolver = ConfigResolver(known_codes=codes, config_file=config_file, isolated=isolated)
-        resolver.cli = _merging_cli(cli_overrides)
-        if resolver._fixed is not None:  # --config / --isolated: apply CLI overrides too
-            resolver._fixed = _apply(resolver._fixed, cli_overrides)
+        resolver = ConfigResolver(known_codes=codes, config_file=config_file, isolated=isolated, cli=cli_overrides)
         paths_list = list(paths) or ([] if no_default_paths else [Path(".")])
         stdin_task: CheckTask | None = None
         if any(str(p) == "-" for p in paths_list):
@@ -145,14 +150,32 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
 
     settings_cache_dir = tasks[0].settings.cache_dir if tasks else None
     cache = Cache(cache_dir or settings_cache_dir or default_cache_dir(), enabled=not no_cache and stdin_task is None)
-    options = RunOptions(jobs=jobs or 0, cache=cache, in_process=stdin_task is not None or (jobs == 1))
+    options = RunOptions(jobs=jobs or 0, cache=cache, in_process=in_process)
+    if fix or fix_only or diff:  # the autofix feature lives in dtypelint.fixer
+        from dtypelint.fixer.cli import run_fix_mode
+
+        def make_report(diags, fixed):
+            r = Report(diagnostics=diags, files_checked=len(tasks), unsafe_fixes=unsafe_fixes, fixed=fixed)
+            if stdin_task is not None and stdin_task.data is not None:
+                r.texts[stdin_task.filename] = stdin_task.data.decode("utf-8", errors="replace")
+            return r
+
+        problem_diags = [problem("DTL004", _display(p), f"cannot read {p}: {reason}") for p, reason in problems]
+        raise click.exceptions.Exit(run_fix_mode(
+            tasks=tasks, options=options, problems=problem_diags, stdin_task=stdin_task,
+            run=lambda ts, opts: _run_with_progress(ts, opts, show=not quiet and output_file is None and len(ts) > 50),
+            unsafe=unsafe_fixes, diff=diff, fix_only=fix_only, show_fixes=show_fixes,
+            exit_non_zero_on_fix=exit_non_zero_on_fix, exit_zero=exit_zero, quiet=quiet,
+            emit=lambda report, stream: _emit(report, output_format, output_file, quiet, stream),
+            make_report=make_report))
     result = _run_with_progress(tasks, options, show=not quiet and output_file is None and len(tasks) > 50)
 
     diagnostics = result.diagnostics
     for path, reason in problems:
         diag = problem("DTL004", _display(path), f"cannot read {path}: {reason}")
         diagnostics.append(diag)
-    report = Report(diagnostics=sorted(diagnostics, key=lambda d: d.sort_key()), files_checked=len(tasks))
+    report = Report(diagnostics=sorted(diagnostics, key=lambda d: d.sort_key()), files_checked=len(tasks),
+                    unsafe_fixes=unsafe_fixes)
     if stdin_task is not None and stdin_task.data is not None:
         report.texts[stdin_task.filename] = stdin_task.data.decode("utf-8", errors="replace")
     if write_baseline_file is not None:
@@ -178,14 +201,6 @@ def _display(path: Path) -> str:
     return display_name(path)
 
 
-def _apply(settings: Settings, overrides: dict) -> Settings:
-    return replace(settings, **overrides) if overrides else settings
-
-
-def _merging_cli(overrides: dict) -> dict:
-    return dict(overrides)
-
-
 def _run_with_progress(tasks, options: RunOptions, show: bool):
     if not show or not use_color(sys.stderr):
         return run(tasks, options)
@@ -197,7 +212,7 @@ def _run_with_progress(tasks, options: RunOptions, show: bool):
         return run(tasks, options, progress=lambda: progress.advance(bar))
 
 
-def _emit(report: Report, output_format: str, output_file: Path | None, quiet: bool) -> None:
+def _emit(report: Report, output_format: str, output_file: Path | None, quiet: bool, stream=None) -> None:
     reporter = REPORTERS[output_format]
     if output_file is not None:
         buf = io.StringIO()
@@ -209,7 +224,7 @@ def _emit(report: Report, output_format: str, output_file: Path | None, quiet: b
         except OSError as exc:
             raise fail(f"cannot write report to {output_file}: {exc.strerror or exc}")
         return
-    stream = sys.stdout
+    stream = stream or sys.stdout
     if quiet and output_format in ("full", "concise"):
         buf = io.StringIO()
         reporter(report, buf, use_color(stream))
@@ -309,4 +324,10 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     except BrokenPipeError:
+        sys.exit(EXIT_ERROR)
+    except Exception as exc:  # a bug in dtypelint: say so plainly, exit 2
+        import traceback
+
+        traceback.print_exc()
+        click.echo(f"dtypelint: internal error: {type(exc).__name__}: {exc}. Please report this as a bug.", err=True)
         sys.exit(EXIT_ERROR)

@@ -104,6 +104,8 @@ def discover(paths: list[Path], resolver: ConfigResolver) -> Discovered:
                 if settings.respect_gitignore and ignores.ignored(path.resolve(), True):
                     continue
                 walk(path)
+            elif not is_file and path.suffix in SOURCE_SUFFIXES and entry.is_symlink():
+                out.problems.append((path, "broken symbolic link"))
             elif is_file and path.suffix in SOURCE_SUFFIXES:
                 file_settings = resolver.for_path(path)
                 if file_settings.is_excluded(path):

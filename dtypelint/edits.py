@@ -1,8 +1,10 @@
 """Applying text edits (from ``Fix.edits``) to a source text.
 
 Edits are applied back to front so earlier offsets stay valid.  Overlapping edits
-are never applied together: the first (in file order) wins and the rest are
-returned as rejected, so a conflicting pair can never corrupt code.
+are never applied together: the first group (in the order given) wins and the
+others are left out, so a conflicting pair can never corrupt code.  An edit that
+is identical to one already accepted (same span, same content: e.g. two fixes that
+both add ``import torch`` at the same place) is not a conflict; it is applied once.
 """
 
 from __future__ import annotations
@@ -33,13 +35,16 @@ def apply_edit_groups(source: SourceFile, groups: Iterable[tuple[Edit, ...]]) ->
     accepted: list[tuple[int, int, str]] = []
     applied: list[int] = []
     for gi, group in enumerate(groups):
-        spans = [(*edit_span(source, e), e.content) for e in group]
-        if any(overlaps((s, t), (a, b)) for s, t, _ in spans for a, b, _ in accepted):
+        spans = list(dict.fromkeys((*edit_span(source, e), e.content) for e in group))
+        if any(s > t for s, t, _ in spans):
+            continue  # an inverted span is a bug in the rule; never apply it
+        fresh = [sp for sp in spans if sp not in accepted]
+        if any(overlaps((s, t), (a, b)) for s, t, _ in fresh for a, b, _ in accepted):
             continue
-        if any(overlaps((s1, t1), (s2, t2)) for i, (s1, t1, _) in enumerate(spans)
-               for (s2, t2, _) in spans[i + 1:]):
+        if any(overlaps((s1, t1), (s2, t2)) for i, (s1, t1, _) in enumerate(fresh)
+               for (s2, t2, _) in fresh[i + 1:]):
             continue
-        accepted.extend(spans)
+        accepted.extend(fresh)
         applied.append(gi)
     text = source.text
     for start, end, content in sorted(accepted, key=lambda x: (x[0], x[1]), reverse=True):

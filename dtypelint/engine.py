@@ -14,7 +14,7 @@ import ast
 import multiprocessing
 import os
 import traceback
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,10 +44,13 @@ def enabled_for(settings: Settings, relpath: str | None) -> frozenset[str]:
 
 def display_name(path: Path) -> str:
     """How a path is reported: relative to the working folder when below it."""
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    absolute = Path(os.path.abspath(path))  # not resolve(): keep symlinks as the user named them
+    for base in (Path(os.path.abspath(Path.cwd())), Path.cwd().resolve()):
+        try:
+            return absolute.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return str(path)
 
 
 def problem(code: str, filename: str, message: str, row: int = 1, column: int = 1,
@@ -72,6 +75,7 @@ class FileOutcome:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     parsed: bool = False  # False: skipped by the prefilter, or could not be analysed
     failed: bool = False  # a DTL0xx problem
+    fix: Any = None  # dtypelint.fixer.FixReport when the task asked for fixes
 
 
 # -- phase 1: summaries ----------------------------------------------------------------
@@ -114,6 +118,7 @@ class CheckTask:
     enabled: frozenset[str]
     data: bytes | None = None  # stdin / in-memory buffers
     module_name: str = ""
+    fix: Any = None  # dtypelint.fixer.FixOptions: apply fixes after checking (--fix, --diff)
 
 
 def parse_error(exc: cst.ParserSyntaxError, text: str, filename: str) -> Diagnostic:
@@ -132,8 +137,7 @@ def parse_error(exc: cst.ParserSyntaxError, text: str, filename: str) -> Diagnos
 def analyse_text(source: SourceFile, task: CheckTask, index: ProjectIndex) -> tuple[list[Diagnostic], dict[str, str], bool]:
     """Prefilter, parse and analyse decoded text. Returns (diagnostics, index deps, parsed)."""
     text = source.text
-    sup = parse_suppressions(text)
-    if sup.skip_file:
+    if "skip-file" in text and parse_suppressions(text).skip_file:
         return [], {}, False
     if not analysis.might_contain_hazard(text, task.settings):
         return [], {}, False
@@ -141,23 +145,27 @@ def analyse_text(source: SourceFile, task: CheckTask, index: ProjectIndex) -> tu
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         diags = [parse_error(exc, text, task.filename)]
-        return _select(diags, task, sup), {}, False
+        return _select(diags, task, text), {}, False
     view = index.view()
     ctx = CheckContext(
         filename=task.filename, path=task.path, module_name=task.module_name, source=source,
         module=module, settings=task.settings, enabled=task.enabled, index=view,
     )
     diags = analysis.check(ctx)
-    return _select(diags, task, sup), view.dependencies(), True
+    return _select(diags, task, text), view.dependencies(), True
 
 
-def _select(diags: Iterable[Diagnostic], task: CheckTask, sup) -> list[Diagnostic]:
-    out = [d for d in diags if d.code in task.enabled and not sup.suppresses(d.code, d.start.row)]
+def _select(diags: Iterable[Diagnostic], task: CheckTask, text: str) -> list[Diagnostic]:
+    """Keep enabled, unsuppressed findings; comments are only tokenized when there is a finding."""
+    out = [d for d in diags if d.code in task.enabled]
+    if out:
+        sup = parse_suppressions(text)
+        out = [d for d in out if not sup.suppresses(d.code, d.start.row)]
     return sorted(out, key=Diagnostic.sort_key)
 
 
 def run_check_task(task: CheckTask, index: ProjectIndex, cache: Cache) -> FileOutcome:
-    """Lint one file; never raises for a problem with the file itself."""
+    """Lint one file (and fix it when the task asks); never raises for a problem with the file itself."""
     out = FileOutcome(task.filename)
     data = task.data
     if data is None:
@@ -166,6 +174,16 @@ def run_check_task(task: CheckTask, index: ProjectIndex, cache: Cache) -> FileOu
             data = task.path.read_bytes()
         except OSError as exc:
             return _fail(out, problem("DTL004", task.filename, f"cannot read file: {exc.strerror or exc}"), task)
+    out = _check_bytes(task, data, index, cache)
+    if task.fix is not None:  # the fix loop runs here, inside the worker: files are fixed in parallel
+        from dtypelint.fixer.run import fix_outcome
+
+        out = fix_outcome(task, data, out, index)
+    return out
+
+
+def _check_bytes(task: CheckTask, data: bytes, index: ProjectIndex, cache: Cache) -> FileOutcome:
+    out = FileOutcome(task.filename)
     key = check_key(content_key(data), task.settings.analysis_fingerprint(), task.enabled, task.filename)
     cached = cache.get("check", key)
     if cached is not None and index.digest_of(cached["deps"]):
@@ -182,7 +200,7 @@ def run_check_task(task: CheckTask, index: ProjectIndex, cache: Cache) -> FileOu
             source = SourceFile.from_bytes(data)
         except SourceError as exc:
             code = _SOURCE_ERROR_CODES[exc.kind]
-            return _fail(out, problem(code, task.filename, exc.message), task)
+            return _fail(out, problem(code, task.filename, exc.message, row=exc.row), task)
         out, deps = check_source(source, task, index)
     if deps is not None:  # internal failures are not cached: the next run tries again
         cache.put("check", key, {
@@ -241,33 +259,45 @@ def _mp_context():
 
 def _parallel(fn: Callable, tasks: list, jobs: int, init_args: tuple,
               on_crash: Callable[[Any, str], Any], progress: Callable[[], None] | None = None) -> list:
-    """Run ``fn`` over tasks in worker processes, isolating tasks that kill their worker."""
+    """Run ``fn`` over tasks in worker processes, isolating tasks that kill their worker.
+
+    At most ``jobs`` tasks are in flight, so when a worker dies only those are
+    suspects: each is retried alone in a fresh process, and one that kills that
+    process too gets ``on_crash``.  The remaining tasks go on in a new pool.
+    """
     results: list = [None] * len(tasks)
-    pending = list(range(len(tasks)))
-    isolate = False
-    while pending:
-        workers = 1 if isolate else max(1, min(jobs, len(pending)))
-        batch = pending[:1] if isolate else pending
-        done: set[int] = set()
+    queue = list(range(len(tasks)))
+    suspects: list[int] = []
+    ctx = _mp_context()
+
+    def finish(i: int, value: Any) -> None:
+        results[i] = value
+        if progress:
+            progress()
+
+    while queue or suspects:
+        if suspects:
+            i = suspects.pop(0)
+            try:
+                with ProcessPoolExecutor(1, mp_context=ctx, initializer=_init_worker, initargs=init_args) as pool:
+                    finish(i, pool.submit(fn, tasks[i]).result())
+            except BrokenProcessPool:
+                finish(i, on_crash(tasks[i], "worker process died"))
+            continue
+        workers = max(1, min(jobs, len(queue)))
+        in_flight: dict = {}
         try:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context(),
-                                     initializer=_init_worker, initargs=init_args) as pool:
-                futures = {pool.submit(fn, tasks[i]): i for i in batch}
-                for fut in as_completed(futures):
-                    i = futures[fut]
-                    results[i] = fut.result()
-                    done.add(i)
-                    if progress:
-                        progress()
-        except BrokenProcessPool as exc:
-            if isolate:  # the single task in this pool crashed its worker
-                i = batch[0]
-                results[i] = on_crash(tasks[i], str(exc) or "worker process died")
-                done.add(i)
-                if progress:
-                    progress()
-            isolate = True
-        pending = [i for i in pending if i not in done]
+            with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=init_args) as pool:
+                while queue or in_flight:
+                    while queue and len(in_flight) < workers * 2:
+                        i = queue.pop(0)
+                        in_flight[pool.submit(fn, tasks[i])] = i
+                    done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        value = fut.result()  # raises BrokenProcessPool if a worker died
+                        finish(in_flight.pop(fut), value)
+        except BrokenProcessPool:
+            suspects.extend(sorted(in_flight.values()))
     return results
 
 
@@ -319,8 +349,8 @@ def run(tasks: list[CheckTask], options: RunOptions, progress: Callable[[], None
             index = _with_buffer(index, t)
 
     def crashed(task: CheckTask, message: str) -> FileOutcome:
-        diag = problem("DTL005", task.filename, f"the worker analysing this file crashed ({message}); "
-                       "often a native parser crash on extremely deep nesting")
+        diag = problem("DTL005", task.filename, "the worker process analysing this file died, most likely a "
+                       "native parser crash (e.g. on extremely deep nesting); the file was not analysed")
         return _fail(FileOutcome(task.filename), diag, task)
 
     if in_process:

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 class SourceError(Exception):
     """The file cannot be decoded as Python source; ``kind`` picks the DTL0xx code."""
 
-    def __init__(self, kind: str, message: str):
+    def __init__(self, kind: str, message: str, row: int = 1):
         super().__init__(message)
         self.kind = kind
         self.message = message
+        self.row = row
 
 
 @dataclass
@@ -45,8 +46,13 @@ class SourceFile:
         codec = "utf-8" if encoding == "utf-8-sig" else encoding
         try:
             text = payload.decode(codec)
-        except (UnicodeDecodeError, LookupError) as exc:
-            raise SourceError("decode", f"cannot decode as {codec}: {exc}") from exc
+        except UnicodeDecodeError as exc:
+            row = payload[: exc.start].count(b"\n") + 1
+            bad = payload[exc.start : exc.start + 1].hex()
+            raise SourceError("decode", f"cannot decode line {row} as {codec}: invalid byte 0x{bad} "
+                              "(declare the file's encoding with a coding cookie, or save it as UTF-8)", row) from exc
+        except LookupError as exc:
+            raise SourceError("decode", f"unknown encoding {codec!r} in the coding cookie") from exc
         newline = "\r\n" if "\r\n" in text else ("\r" if "\r" in text and "\n" not in text else "\n")
         return cls(text=text, encoding=codec, bom=bom, newline=newline)
 

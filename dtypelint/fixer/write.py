@@ -1,0 +1,127 @@
+"""Atomic file replacement for ``--fix``.
+
+The new content is written to a temporary file in the same folder (same file
+system), flushed and fsync'ed, given the original file's permission bits, then
+renamed over the original with ``os.replace`` (atomic on POSIX and Windows).  A
+crash or kill at any point leaves either the complete original or the complete
+new file; never a truncated one.  The temporary file is removed on any error,
+and a temporary file left behind by a killed run (SIGKILL cannot be caught) is
+removed by the next run that writes next to it, once its process is gone.
+
+Symbolic links are followed: the file they point to is replaced, the link stays.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+import tempfile
+from pathlib import Path
+
+TMP_SUFFIX = ".dtypelint.tmp"
+_TMP_RE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[A-Za-z0-9_]+" + re.escape(TMP_SUFFIX) + "$")
+
+
+class WriteError(Exception):
+    """The fixed content could not be written; the original file is unchanged."""
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return True
+    return True
+
+
+def clean_stale_temporaries(folder: Path, name: str | None = None) -> list[Path]:
+    """Remove temporary files of dead dtypelint processes in ``folder`` (for ``name`` only if given)."""
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _TMP_RE.match(entry.name)
+        if not m or (name is not None and m.group("name") != name):
+            continue
+        if _pid_alive(int(m.group("pid"))):
+            continue
+        try:
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+        except OSError:
+            pass
+    return removed
+
+
+def write_atomic(path: Path, data: bytes, expected: bytes | None = None) -> None:
+    """Replace ``path``'s content with ``data`` atomically, keeping its permission bits.
+
+    When ``expected`` is given and the file's current content differs (someone edited
+    it while dtypelint was fixing it), nothing is written and :class:`WriteError` is raised.
+    """
+    target = Path(os.path.realpath(path))
+    folder = target.parent
+    try:
+        st = os.stat(target)
+    except OSError as exc:
+        raise WriteError(f"cannot stat {path}: {exc.strerror or exc}") from exc
+    if expected is not None:
+        try:
+            current = target.read_bytes()
+        except OSError as exc:
+            raise WriteError(f"cannot re-read {path}: {exc.strerror or exc}") from exc
+        if current != expected:
+            raise WriteError(f"{path} changed on disk while it was being fixed; left as it is")
+    clean_stale_temporaries(folder, target.name)
+    prefix = f".{target.name}.{os.getpid()}."
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=TMP_SUFFIX, dir=folder)
+    except OSError as exc:
+        raise WriteError(f"cannot create a temporary file next to {path}: {exc.strerror or exc}") from exc
+    try:
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+            if hasattr(os, "chown"):
+                try:
+                    os.chown(tmp, st.st_uid, st.st_gid)
+                except OSError:
+                    pass  # not permitted (not the owner): the new file keeps our ownership
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError as exc:
+        raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    _fsync_folder(folder)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename durable (best effort; not available on every platform)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.EBADF, errno.EACCES):
+            pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,154 @@
+"""Golden before/after for every fix, and the fixed modules really run.
+
+``tests/golden/<path>.in.py`` is a copy of ``fixtures/<path>.py``; ``.out.py`` is what
+``dtypelint check --fix --unsafe-fixes`` must turn the whole tree into (files without a
+finding: identical).  The runtime half executes both with torch in the regime the
+finding names (``tests/verify_specs.py``): the unfixed module must fail there with a
+dtype error (so the test is not vacuous), the fixed one must run.
+
+Regenerate after a deliberate change of a fixture or a fix:
+``DTYPELINT_UPDATE_GOLDENS=1 python -m pytest tests/test_golden.py`` (then review the diff:
+the runtime tests check the new outputs).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dtypelint.catalog import load_catalog
+from dtypelint.fixer import syntax_problem
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden"
+FIXTURES = ROOT / "fixtures"
+UPDATE = bool(os.environ.get("DTYPELINT_UPDATE_GOLDENS"))
+EXPECT = re.compile(r"#\s*expect:\s*(DTL\d{3}(?:\s*,\s*DTL\d{3})*)")
+
+sys.path.insert(0, str(Path(__file__).parent))
+from verify_specs import CASES, import_root, module_of  # noqa: E402
+
+
+def goldens(kind: str) -> dict[str, Path]:
+    """Relative path (``seed1_x.py``, ``crossfile/pkg/m.py``) -> golden file of ``kind`` (in/out)."""
+    suffix = f".{kind}.py"
+    return {p.relative_to(GOLDEN).as_posix()[: -len(suffix)] + ".py": p for p in sorted(GOLDEN.rglob(f"*{suffix}"))}
+
+
+def materialize(kind: str, dest: Path) -> Path:
+    for rel, src in goldens(kind).items():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target)
+    return dest
+
+
+def expected_codes() -> set[str]:
+    codes = set()
+    for src in goldens("in").values():
+        for m in EXPECT.finditer(src.read_text(encoding="utf-8")):
+            codes |= {c.strip() for c in m.group(1).split(",")}
+    return codes
+
+
+def test_every_input_has_an_output_and_outputs_compile():
+    ins, outs = goldens("in"), goldens("out")
+    assert ins and set(ins) == set(outs)
+    for rel, path in outs.items():
+        assert syntax_problem(path.read_text(encoding="utf-8"), rel) is None, rel
+
+
+def test_goldens_are_the_fixtures():
+    if not FIXTURES.is_dir():
+        pytest.skip("fixtures/ is not in this checkout yet (it comes with the analysis)")
+    fixtures = {p.relative_to(FIXTURES).as_posix(): p for p in sorted(FIXTURES.rglob("*.py"))}
+    ins = goldens("in")
+    if UPDATE:
+        for rel, path in fixtures.items():
+            target = GOLDEN / (rel[:-3] + ".in.py")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        return
+    assert set(fixtures) == set(ins), "tests/golden is out of date with fixtures/ (DTYPELINT_UPDATE_GOLDENS=1)"
+    stale = [rel for rel in fixtures if fixtures[rel].read_bytes() != ins[rel].read_bytes()]
+    assert not stale, f"goldens differ from fixtures: {stale} (DTYPELINT_UPDATE_GOLDENS=1 regenerates)"
+
+
+def _dtl(args, cwd):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
+    return subprocess.run([sys.executable, "-m", "dtypelint", "check", "--no-cache", *args], cwd=cwd,
+                          capture_output=True, env=env, timeout=300)
+
+
+def test_fix_produces_the_goldens_and_is_idempotent(tmp_path):
+    missing = expected_codes() - set(load_catalog())
+    if missing:
+        pytest.skip(f"the analysis for {sorted(missing)} is not in this checkout yet")
+    tree = materialize("in", tmp_path / "tree")
+    r = _dtl(["--fix", "--unsafe-fixes", "--output-format", "concise", "."], tree)
+    assert r.returncode in (0, 1), r.stderr.decode()
+    mismatched = []
+    for rel, out in goldens("out").items():
+        got = (tree / rel).read_text(encoding="utf-8")
+        if UPDATE:
+            out.write_text(got, encoding="utf-8")
+        elif got != out.read_text(encoding="utf-8"):
+            mismatched.append(rel)
+    assert not mismatched, f"--fix output differs from the goldens: {mismatched}\n{r.stdout.decode()}"
+    assert "DTL006" not in r.stdout.decode()
+    # every fix went in: nothing fixable is left, and a second pass changes nothing
+    again = _dtl(["--diff", "--unsafe-fixes", "."], tree)
+    assert again.returncode == 0 and again.stdout == b"", again.stdout.decode()
+    for rel in goldens("out"):
+        assert syntax_problem((tree / rel).read_text(encoding="utf-8"), rel) is None
+
+
+# -- the fixed modules run -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory):
+    pytest.importorskip("torch")
+    base = tmp_path_factory.mktemp("verify")
+    return {"in": materialize("in", base / "in"), "out": materialize("out", base / "out")}
+
+
+def _run(trees, kind, key, regime):
+    from dtypelint.verify import run_regime
+
+    _, module = module_of(key)
+    root = trees[kind] / import_root(key)
+    return run_regime(root, module, CASES[key].spec, regime)
+
+
+@pytest.mark.parametrize("key", sorted(k for k, c in CASES.items() if c.breaks))
+def test_unfixed_fails_and_fixed_runs_in_the_named_regime(trees, key):
+    for regime in CASES[key].breaks:
+        before = _run(trees, "in", key, regime)
+        assert not before.ok and before.dtype_error, f"{key} [{regime}] does not reproduce: {before.summary()}"
+        after = _run(trees, "out", key, regime)
+        assert after.ok, f"{key} [{regime}] still fails after the fix: {after.summary()}"
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_fixed_module_has_no_dtype_error_in_any_regime(trees, key):
+    from dtypelint.verify import REGIMES
+
+    for regime in REGIMES:
+        after = _run(trees, "out", key, regime)
+        assert after.ok or not after.dtype_error, f"{key} [{regime}]: {after.summary()}"
+
+
+@pytest.mark.parametrize("key", sorted(k for k, c in CASES.items() if not c.breaks))
+def test_correct_twins_run_in_every_regime(trees, key):
+    from dtypelint.verify import REGIMES
+
+    for regime in REGIMES:
+        res = _run(trees, "in", key, regime)
+        assert res.ok or not res.dtype_error, f"{key} [{regime}]: {res.summary()}"

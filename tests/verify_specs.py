@@ -1,0 +1,78 @@
+"""How to build and call each golden/fixture module for the runtime harness.
+
+Key: the golden's path below ``tests/golden`` (= the fixture's path below ``fixtures``)
+without ``.in.py``/``.py``, plus ``::Class`` when a file has several cases.  ``breaks``:
+the regimes in which the finding says the unfixed code breaks (must reproduce there);
+an empty tuple marks a correct twin (must run cleanly in every regime).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dtypelint.verify import HarnessSpec
+
+
+@dataclass(frozen=True)
+class Case:
+    spec: HarnessSpec
+    breaks: tuple[str, ...]
+
+
+def x(*shape):
+    return lambda t: (t.randn(*shape),)
+
+
+CASES: dict[str, Case] = {
+    # seed 1: q and k upcast, v not -> `attn @ v` / bmm / einsum with mixed operands outside autocast
+    "seed1_dit_vanilla_attention": Case(HarnessSpec("VanillaAttention", dict(dim=64, num_heads=4), x(2, 8, 64)),
+                                        ("half", "loaded")),
+    "seed1_bmm_attention_helper": Case(HarnessSpec("CrossAttention", dict(query_dim=32, heads=2, dim_head=16),
+                                                   x(2, 8, 32)), ("half", "loaded")),
+    "seed1_bmm_attention_helper::einsum": Case(HarnessSpec("CrossAttention", dict(query_dim=32, heads=2, dim_head=16),
+                                                           x(2, 8, 32), method="forward_einsum"), ("half", "loaded")),
+    "seed1_ok_upcast_all": Case(HarnessSpec("VanillaAttentionFixed", dict(dim=64, num_heads=4), x(2, 8, 64)), ()),
+    "seed1_ok_upcast_all::castback": Case(HarnessSpec("CastBackAttention", dict(dim=64, num_heads=4), x(2, 8, 64)), ()),
+    # seed 2: fp32 temperature and F.normalize under autocast -> flash-attn gets fp32
+    "seed2_cosine_flash": Case(HarnessSpec("CosineSelfAttention", dict(dim=64, num_heads=4), x(2, 8, 64)), ("autocast",)),
+    "seed2_ok_captured_dtype": Case(HarnessSpec("CosineAttentionFixed", dict(dim=64, num_heads=4), x(2, 8, 64)), ()),
+    "seed2_ok_captured_dtype::castatuse": Case(HarnessSpec("CosineAttentionCastAtUse", dict(dim=64, num_heads=4),
+                                                           x(2, 8, 64)), ()),
+    # seed 3a: fp32-built query norm, compute-dtype KV cache -> SDPA on the decode step
+    "seed3a_tts_fp32_norm": Case(HarnessSpec(
+        "DecoderSelfAttention", dict(dim=64, n_heads=4),
+        lambda t: (t.randn(1, 1, 64), t.randn(1, 1, 1, 16), t.randn(1, 1, 1, 16), t.zeros(1, 4, 8, 16),
+                   t.zeros(1, 4, 8, 16), 3)), ("loaded",)),
+    # seed 3b: KV cache allocated without dtype= -> fp32 k/v after torch.cat
+    "seed3b_kv_cache_default_dtype": Case(HarnessSpec("CachedAttention", dict(dim=64, heads=4), x(1, 4, 64)), ("half",)),
+    "seed3_ok_cast_norm_and_cache": Case(HarnessSpec("DecoderAttention", dict(dim=64, n_heads=4), x(1, 4, 64)), ()),
+    # seed 4: fp32 parameters promote k (addcmul) before a kernel wrapper that asserts equal dtypes
+    "seed4_rwkv_chunk": Case(HarnessSpec("TimeMix", dict(dim=64, n_head=4), x(2, 8, 64)), ("autocast",)),
+    "seed4_ok_cast_param_at_use": Case(HarnessSpec("TimeMixFixed", dict(dim=64), x(2, 8, 64)), ()),
+    "seed4_ok_cast_param_at_use::autocastoff": Case(HarnessSpec("TimeMixAutocastOff", dict(dim=64), x(2, 8, 64)), ()),
+    "crossfile/rwkvpkg/layer": Case(HarnessSpec("RWKV7Attention", dict(hidden_size=64, num_heads=4), x(2, 8, 64)),
+                                    ("autocast",)),
+    # seed 5: `_keep_in_fp32_modules` -> fp32 FFN output joins the fp16 residual (silent, or a crash later)
+    "seed5_t5_keep_fp32": Case(HarnessSpec("Encoder", dict(d_model=64, d_ff=128, n_layers=2), x(2, 8, 64),
+                                           module_outputs=("layers.0",)), ("loaded",)),
+    "seed5_t5_no_cast_variant": Case(HarnessSpec("EncoderModel", dict(vocab=100, d_model=64, d_ff=128, n_layers=2),
+                                                 lambda t: (t.randint(0, 100, (2, 8)),), module_outputs=("blocks.0",)),
+                                     ("loaded",)),
+    "seed5_ok_cast_back": Case(HarnessSpec("TinyEncoder", dict(d_model=64, d_ff=128, vocab=100), x(2, 8, 64)), ()),
+    "crossfile/t5pkg/modeling": Case(HarnessSpec("Seq2SeqEncoder", dict(d_model=64, d_ff=128, n_layers=2), x(2, 8, 64),
+                                                 module_outputs=("blocks.0",)), ("loaded",)),
+}
+
+
+def module_of(key: str) -> tuple[str, str]:
+    """(relative path without suffix, dotted module name relative to its import root)."""
+    rel = key.split("::")[0]
+    parts = rel.split("/")
+    if parts[0] == "crossfile":
+        return rel, ".".join(parts[1:])
+    return rel, ".".join(parts)
+
+
+def import_root(key: str) -> str:
+    """The folder (below the golden/fixture root) that goes on sys.path."""
+    return "crossfile" if key.startswith("crossfile/") else ""
