@@ -5,7 +5,7 @@ path (the nearest ``.float()`` above it, then the call) and a safe fix that
 rewrites it to ``torch.matmul(``.  A text containing ``FAKE_NATIVE_CRASH`` kills
 the process analysing it and ``FAKE_ENDLESS_ANALYSIS`` never finishes (for the
 LSP's isolation tests).  ``install()`` adds it to the catalog and
-wraps ``dtypelint.analysis.check``; ``python tests/fakerule.py ARGS`` runs the
+replaces ``dtypelint.analysis.check`` (the real rules are silent while it is installed); ``python tests/fakerule.py ARGS`` runs the
 dtypelint CLI with it installed (for subprocess tests: LSP, CLI).
 """
 
@@ -74,14 +74,17 @@ def install():
     if getattr(original, "_fake", False):
         return lambda: None
 
-    def check(ctx):
-        return [*original(ctx), *(fake_check(ctx) if CODE in ctx.enabled else [])]
+    def check(ctx):  # the stand-in alone: tests of the integrations do not depend on the real rules
+        return fake_check(ctx) if CODE in ctx.enabled else []
 
     check._fake = True
     analysis.check = check
+    original_filter = analysis.might_contain_hazard
+    analysis.might_contain_hazard = lambda text, settings: "torch" in text
 
     def uninstall():
         analysis.check = original
+        analysis.might_contain_hazard = original_filter
         load_catalog().pop(CODE, None)
 
     return uninstall
