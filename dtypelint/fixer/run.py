@@ -8,6 +8,7 @@ the same project index), and the result is written atomically when allowed.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dtypelint.diagnostics import Diagnostic
@@ -33,6 +34,13 @@ def fix_outcome(task: "CheckTask", data: bytes, out: "FileOutcome", index: "Proj
     options = task.fix
     if out.failed or not applicable(out.diagnostics, options.unsafe):
         return out
+    if (task.path or Path(task.filename)).suffix == ".ipynb":  # fix the cells, write them back into the JSON
+        from dtypelint.notebooks import fix_notebook
+
+        fixed = fix_notebook(task, data, out, index)
+        if fixed is None:
+            return out
+        return _finish(task, data, out, *fixed)
     try:
         source = SourceFile.from_bytes(data)
     except SourceError:
@@ -48,6 +56,12 @@ def fix_outcome(task: "CheckTask", data: bytes, out: "FileOutcome", index: "Proj
         report = FixReport(original=source.text, text=source.text,
                            error=f"fixing failed: {type(exc).__name__}: {exc}")
         diags = out.diagnostics
+    return _finish(task, data, out, report, diags)
+
+
+def _finish(task: "CheckTask", data: bytes, out: "FileOutcome", report: FixReport,
+            diags: list[Diagnostic]) -> "FileOutcome":
+    options = task.fix
     if report.error is None and report.changed and options.write and task.path is not None:
         try:
             write_atomic(task.path, report.data or b"", expected=data)
