@@ -295,3 +295,51 @@ def test_raw_malformed_messages_get_error_responses_and_the_server_survives():
         proc.wait()
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             stream.close()
+
+
+# -- the real rules, through `python -m dtypelint lsp` ----------------------------------------
+
+REAL_SERVER = [sys.executable, "-m", "dtypelint", "lsp", "--debounce", "0.05"]
+SEED = ROOT / "fixtures" / "seed1_dit_vanilla_attention.py"
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=REAL_SERVER, server_env=subprocess_env()))
+async def real_client(lsp_client: LanguageClient, tmp_path_factory):
+    root = tmp_path_factory.mktemp("ws")
+    lsp_client.root = root
+    lsp_client.published_versions = {}
+    await lsp_client.initialize_session(T.InitializeParams(capabilities=T.ClientCapabilities(), root_uri=root.as_uri()))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_real_rule_diagnostic_fix_and_hover(real_client: LanguageClient):
+    client = real_client
+    text = SEED.read_text()
+    path = client.root / "dit.py"
+    path.write_text(text)
+    uri = path.as_uri()
+    client.text_document_did_open(T.DidOpenTextDocumentParams(
+        text_document=T.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    diags = await asyncio.wait_for(_first_publication(client, uri), 30)
+    (d,) = diags
+    assert d.code == "DTL101" and d.range.start == T.Position(line=28, character=12)
+    assert len(d.related_information) >= 2 and "half" in d.message
+    actions = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), range=d.range, context=T.CodeActionContext(diagnostics=[d])))
+    fix = [a for a in actions if a.kind == T.CodeActionKind.QuickFix and a.title.startswith("DTL101")][0]
+    lines = text.splitlines(keepends=True)
+    for edit in sorted(fix.edit.changes[uri], key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        assert edit.range.start.line == edit.range.end.line == 28  # ASCII line: characters == code points
+        line = lines[28]
+        lines[28] = line[:edit.range.start.character] + edit.new_text + line[edit.range.end.character:]
+    assert lines[28] == "        x = attn.to(v.dtype) @ v  # expect: DTL101\n"
+    hover = await client.text_document_hover_async(T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), position=d.range.start))
+    assert "DTL101" in hover.contents.value and "## Why is this bad?" in hover.contents.value
+
+
+async def _first_publication(client: LanguageClient, uri: str):
+    while uri not in client.diagnostics:
+        await client.wait_for_notification(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return client.diagnostics[uri]
