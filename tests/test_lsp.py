@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -285,6 +286,24 @@ def test_raw_malformed_messages_get_error_responses_and_the_server_survives():
         send(b"{this is not json")
         send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "dtypelint/nope", "params": {}}).encode())
         assert responses(3)[3]["error"]["code"] == -32601
+        # a client that echoes back diagnostics that do not validate (Neovim 0.7 drops range and message)
+        uri = (TESTS / "fakerule.py").as_uri()
+        text = "import torch\ny = torch.mm(a, b)\n"
+        send(json.dumps({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": text}}}).encode())
+        request = {"jsonrpc": "2.0", "method": "textDocument/codeAction", "params": {
+            "textDocument": {"uri": uri},
+            "range": {"start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 12}},
+            "context": {"diagnostics": [{"code": "DTL999", "source": "dtypelint"}]}}}
+        titles: list = []
+        for attempt in range(50):  # until the first analysis has published
+            send(json.dumps({**request, "id": 100 + attempt}).encode())
+            answer = responses(100 + attempt)[100 + attempt]
+            titles = [a["title"] for a in answer.get("result") or []]
+            if titles:
+                break
+            time.sleep(0.2)
+        assert "Ignore DTL999 on this line" in titles
         send(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "shutdown"}).encode())
         assert responses(4)[4]["result"] is None
         send(json.dumps({"jsonrpc": "2.0", "method": "exit"}).encode())
@@ -343,3 +362,25 @@ async def _first_publication(client: LanguageClient, uri: str):
     while uri not in client.diagnostics:
         await client.wait_for_notification(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     return client.diagnostics[uri]
+
+
+NVIM_SCRIPT = TESTS / "editors" / "nvim_smoke.lua"
+
+
+@pytest.mark.skipif(shutil.which("nvim") is None, reason="Neovim is not installed")
+def test_neovim_builtin_client(tmp_path):
+    """Neovim's own LSP client (0.7+): diagnostics, code actions, fix-all, hover, re-lint of an unsaved edit."""
+    (tmp_path / "dit.py").write_text(SEED.read_text())
+    out = tmp_path / "out.txt"
+    env = subprocess_env()
+    env.update(DTYPELINT_CMD=f"{sys.executable} -m dtypelint lsp", NVIM_OUT=str(out), XDG_STATE_HOME=str(tmp_path),
+               XDG_CACHE_HOME=str(tmp_path))
+    subprocess.run(["nvim", "--headless", "-u", "NONE", "-c", "set ft=python", "-c", f"luafile {NVIM_SCRIPT}",
+                    "dit.py"], cwd=tmp_path, env=env, timeout=120, capture_output=True)
+    lines = out.read_text().splitlines()
+    assert "diagnostics: DTL101 28:12" in lines, lines
+    assert "related: 2" in lines
+    assert {"action: Ignore DTL101 on this line", "action: dtypelint: fix all safe findings"} <= set(lines)
+    assert "fixed line: x = attn.to(v.dtype) @ v  # expect: DTL101" in lines
+    assert any(line.startswith("hover: **DTL101**") for line in lines)
+    assert "relinted: 1" in lines

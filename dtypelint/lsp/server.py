@@ -227,6 +227,12 @@ class Protocol(LanguageServerProtocol):
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
+            retry = _without_echoed_diagnostics(data)
+            if retry is not None:  # the server uses its own copy of the diagnostics anyway
+                try:
+                    return super().structure_message(retry)
+                except JsonRpcException:
+                    pass
             if isinstance(data, dict) and "id" in data and "method" in data:
                 error = exc if isinstance(exc, JsonRpcInvalidParams) else JsonRpcInvalidParams()
                 try:
@@ -234,6 +240,23 @@ class Protocol(LanguageServerProtocol):
                 except Exception:  # pragma: no cover - the transport is gone
                     pass
             raise
+
+
+def _without_echoed_diagnostics(data: Any) -> dict | None:
+    """A codeAction request with ``context.diagnostics`` emptied, or None.
+
+    Some clients echo back diagnostics that do not validate (Neovim 0.7 sends only the
+    fields it kept, without ``range`` and ``message``); the actions are computed from the
+    server's own diagnostics for the range, so the request can still be answered.
+    """
+    if not isinstance(data, dict) or data.get("method") != T.TEXT_DOCUMENT_CODE_ACTION:
+        return None
+    params = data.get("params")
+    if not isinstance(params, dict) or not isinstance(params.get("context"), dict):
+        return None
+    if not params["context"].get("diagnostics"):
+        return None
+    return {**data, "params": {**params, "context": {**params["context"], "diagnostics": []}}}
 
 
 class DtypelintServer(LanguageServer):
