@@ -154,8 +154,19 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
     if fix or fix_only or diff:  # the autofix feature lives in dtypelint.fixer
         from dtypelint.fixer.cli import run_fix_mode
 
+        if write_baseline_file is not None:
+            raise UsageError("--write-baseline cannot be combined with --fix, --fix-only or --diff")
+        hidden_by_baseline = [0]
+
+        def keep(diags):  # --baseline: report (and fail on) only the findings that are not in it
+            if known_fingerprints is None:
+                return diags
+            new, hidden_by_baseline[0] = baseline.filter_new(diags, baseline_file, known_fingerprints)
+            return new
+
         def make_report(diags, fixed):
-            r = Report(diagnostics=diags, files_checked=len(tasks), unsafe_fixes=unsafe_fixes, fixed=fixed)
+            r = Report(diagnostics=diags, files_checked=len(tasks), unsafe_fixes=unsafe_fixes, fixed=fixed,
+                       baselined=hidden_by_baseline[0])
             if stdin_task is not None and stdin_task.data is not None:
                 r.texts[stdin_task.filename] = stdin_task.data.decode("utf-8", errors="replace")
             return r
@@ -167,7 +178,7 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
             unsafe=unsafe_fixes, diff=diff, fix_only=fix_only, show_fixes=show_fixes,
             exit_non_zero_on_fix=exit_non_zero_on_fix, exit_zero=exit_zero, quiet=quiet,
             emit=lambda report, stream: _emit(report, output_format, output_file, quiet, stream),
-            make_report=make_report))
+            make_report=make_report, keep=keep))
     result = _run_with_progress(tasks, options, show=not quiet and output_file is None and len(tasks) > 50)
 
     diagnostics = result.diagnostics

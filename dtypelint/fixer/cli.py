@@ -45,11 +45,13 @@ def _is_problem(d: Diagnostic) -> bool:
 
 def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], stdin_task,
                  unsafe: bool, diff: bool, fix_only: bool, show_fixes: bool, exit_non_zero_on_fix: bool,
-                 exit_zero: bool, quiet: bool, emit: Callable, make_report: Callable) -> int:
+                 exit_zero: bool, quiet: bool, emit: Callable, make_report: Callable,
+                 keep: Callable[[list[Diagnostic]], list[Diagnostic]] | None = None) -> int:
     """Run the fix loop over ``tasks`` and print what the options ask; returns the exit code.
 
     ``run(tasks, options)`` is the engine's run (with progress); ``emit(report, stream)``
-    prints a report with the chosen reporter; ``make_report(diagnostics, fixed)`` builds one.
+    prints a report with the chosen reporter; ``make_report(diagnostics, fixed)`` builds one;
+    ``keep`` filters the findings that remain after fixing (``--baseline``).
     """
     stdin_mode = stdin_task is not None
     fix_options = FixOptions(unsafe=unsafe, write=not diff and not stdin_mode)
@@ -78,6 +80,8 @@ def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], s
             break
 
     remaining = sorted([d for o in outcomes for d in o.diagnostics] + list(problems), key=Diagnostic.sort_key)
+    if keep is not None:
+        remaining = keep(remaining)
     n_fixed = sum(len(v) for v in fixed.values())
     errors = [d for d in remaining if _is_problem(d)]
     # Where messages go: stdout carries the code (stdin) or the diff.
