@@ -7,6 +7,7 @@ hook.  The hook environment is built once per test session.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -60,6 +61,10 @@ def user_repo(tmp_path) -> Path:
     (repo / "bad.py").write_text(BAD)
     (repo / "notes.txt").write_text("def f(:\n")  # not python: the hook must not see it
     (repo / "dit.py").write_text(SEED.read_text())  # a real DTL101 hazard with a safe fix
+    (repo / "dit.ipynb").write_text(json.dumps({  # the same code in a notebook cell, after a magic
+        "cells": [{"cell_type": "code", "execution_count": None, "id": "a", "metadata": {}, "outputs": [],
+                   "source": ["%load_ext autoreload\n", *SEED.read_text().splitlines(keepends=True)]}],
+        "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n")
     git(repo, "add", "-A")
     return repo
 
@@ -113,10 +118,11 @@ def test_try_repo_with_no_python_files_is_skipped(hook_repo, user_repo, pre_comm
 
 
 def test_try_repo_reports_a_real_hazard(hook_repo, user_repo, pre_commit_home):
-    res = try_repo(hook_repo, user_repo, pre_commit_home, "dtypelint", "dit.py")
+    res = try_repo(hook_repo, user_repo, pre_commit_home, "dtypelint", "dit.py", "dit.ipynb")
     out = res.stdout + res.stderr
     assert res.returncode == 1, out
     assert "dit.py:29:13: DTL101" in out and "[*]" in out
+    assert "dit.ipynb:cell 1:30:13: DTL101" in out  # types_or includes jupyter
 
 
 def test_fix_hook_fixes_then_passes(hook_repo, user_repo, pre_commit_home):
