@@ -384,3 +384,16 @@ def test_neovim_builtin_client(tmp_path):
     assert "fixed line: x = attn.to(v.dtype) @ v  # expect: DTL101" in lines
     assert any(line.startswith("hover: **DTL101**") for line in lines)
     assert "relinted: 1" in lines
+
+
+async def test_cross_file_facts_come_from_the_workspace(real_client: LanguageClient):
+    """rwkvpkg/layer.py is only wrong because of what rwkvpkg/kernels.py asserts: the CLI and the editor agree."""
+    client = real_client
+    shutil.copytree(ROOT / "fixtures" / "crossfile" / "rwkvpkg", client.root / "rwkvpkg")
+    path = client.root / "rwkvpkg" / "layer.py"
+    text = path.read_text()
+    uri = path.as_uri()
+    client.text_document_did_open(T.DidOpenTextDocumentParams(
+        text_document=T.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    diags = await asyncio.wait_for(_first_publication(client, uri), 30)
+    assert [(d.code, d.range.start.line) for d in diags] == [("DTL102", 34)]

@@ -56,10 +56,78 @@ _converter = get_converter()
 # -- the analysis, isolated in a child process -------------------------------------------
 
 
-def _lint(text: str, filename: str, path: str | None, settings: Settings) -> list[Diagnostic]:
+def _lint(text: str, filename: str, path: str | None, settings: Settings, index=None) -> list[Diagnostic]:
     from dtypelint.engine import lint_source
 
-    return lint_source(text, filename, settings, path=Path(path) if path else None)
+    return lint_source(text, filename, settings, index=index, path=Path(path) if path else None)
+
+
+class WorkspaceIndex:
+    """Summaries of the workspace's Python files, for the cross-file facts the command line also uses.
+
+    The analysis of a buffer reads base classes, helper functions and submodule
+    ``forward``s of other files from a project index.  The file list is found with the
+    command line's discovery (excludes, .gitignore) and re-walked at most every few
+    seconds; each file's summary is kept until its mtime or size changes; open buffers
+    are summarised from their unsaved text.  Summaries use ``ast`` only (never the
+    native parser), so this runs in the server process.
+    """
+
+    MAX_FILES = 5000
+    RESCAN_S = 5.0
+
+    def __init__(self) -> None:
+        self._files: dict[Path, tuple[float, list[Path]]] = {}  # root -> (when, files)
+        self._memo: dict[Path, tuple[tuple, dict]] = {}  # path -> (stamp, summary)
+        self._lock = threading.Lock()
+
+    def _walk(self, root: Path) -> list[Path]:
+        from dtypelint.discovery import discover
+        from dtypelint.engine import known_codes
+
+        now = time.monotonic()
+        cached = self._files.get(root)
+        if cached is not None and now - cached[0] < self.RESCAN_S:
+            return cached[1]
+        resolver = ConfigResolver(known_codes=known_codes(), cwd=root)
+        found = discover([root], resolver)
+        files = [p.resolve() for p, _ in found.files if p.suffix == ".py"][: self.MAX_FILES]
+        self._files[root] = (now, files)
+        return files
+
+    def build(self, root: Path, current: Path | None, buffers: dict[Path, str]):
+        from dtypelint import analysis
+        from dtypelint.context import module_name_for
+        from dtypelint.index import ProjectIndex
+        from dtypelint.source import SourceError
+
+        parts = []
+        with self._lock:
+            for path in self._walk(root):
+                if path == current:
+                    continue  # lint_source summarises the buffer itself
+                try:
+                    if path in buffers:
+                        text = buffers[path]
+                        stamp: tuple = ("buffer", hash(text))
+                    else:
+                        st = path.stat()
+                        stamp = ("disk", st.st_mtime_ns, st.st_size)
+                        text = None
+                    memo = self._memo.get(path)
+                    if memo is not None and memo[0] == stamp:
+                        parts.append(memo[1])
+                        continue
+                    if text is None:
+                        text = SourceFile.from_bytes(path.read_bytes()).text
+                    part = analysis.summarize(text, module_name_for(path), str(path)) or {}
+                except (OSError, SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
+                    part = {}
+                except Exception:  # a bug in the summaries must not stop the editor
+                    part = {}
+                self._memo[path] = (stamp, part)
+                parts.append(part)
+        return ProjectIndex.merge(parts)
 
 
 def _describe_exit(status: int) -> str:
@@ -166,12 +234,12 @@ class Analyser:
             proc.kill()
             proc.join(5)
 
-    def lint(self, text: str, filename: str, path: str | None, settings: Settings) -> list[Diagnostic]:
+    def lint(self, text: str, filename: str, path: str | None, settings: Settings, index=None) -> list[Diagnostic]:
         from dtypelint.engine import problem
 
         if not self.isolate:
             try:
-                return _lint(text, filename, path, settings)
+                return _lint(text, filename, path, settings, index)
             except Exception as exc:  # never let the analysis take the server down
                 return [problem("DTL005", filename, f"analysis failed: {type(exc).__name__}: {exc}")]
         with self._lock:
@@ -182,7 +250,7 @@ class Analyser:
                 self._start()  # rare: the supervisor itself died
             assert self._conn is not None
             try:
-                self._conn.send((text, filename, path, settings))
+                self._conn.send((text, filename, path, settings, index))
                 if not self._conn.poll(self.timeout + 30):
                     raise TimeoutError("the analysis supervisor did not answer")
                 kind, payload = self._conn.recv()
@@ -268,6 +336,7 @@ class DtypelintServer(LanguageServer):
         self.analyser = Analyser(isolate=isolate, timeout=timeout)
         self.docs: dict[str, DocState] = {}
         self._last_config_error: str | None = None
+        self.index = WorkspaceIndex()
 
     # -- settings ----------------------------------------------------------------------
     def _root(self) -> Path:
@@ -303,10 +372,36 @@ class DtypelintServer(LanguageServer):
         if path is not None and settings.is_excluded(path):
             diags: list[Diagnostic] = []
         else:
-            diags = self.analyser.lint(text, filename, str(path) if path else None, settings)
+            diags = self.analyser.lint(text, filename, str(path) if path else None, settings,
+                                       self.project_index(path))
         lines = Lines({filename: text})
         converted = [_converter.structure(to_lsp(d, lines, self.encoding, uri=uri), T.Diagnostic) for d in diags]
         return uri, version, text, diags, converted, config_error
+
+    def project_index(self, path: Path | None):
+        """The workspace's project index (None without a workspace folder on disk)."""
+        try:
+            root_path = self.workspace.root_path
+        except Exception:
+            root_path = None
+        if path is None or not root_path or not Path(root_path).is_dir():
+            return None
+        root = Path(root_path)
+        try:
+            path.resolve().relative_to(root.resolve())
+        except ValueError:
+            return None  # a file outside the workspace: analysed on its own
+        buffers = {}
+        for uri in list(self.docs):
+            if uri.startswith("file:"):
+                try:
+                    buffers[Path(to_fs_path(uri)).resolve()] = self.workspace.get_text_document(uri).source
+                except Exception:
+                    pass
+        try:
+            return self.index.build(root.resolve(), path.resolve(), buffers)
+        except Exception:  # never let the index take the server down: lint the file alone
+            return None
 
     def settings_for(self, path: Path | None) -> tuple[Settings, str | None]:
         from dtypelint.engine import known_codes
