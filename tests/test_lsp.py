@@ -31,21 +31,25 @@ async def client(lsp_client: LanguageClient, tmp_path_factory):
         workspace_folders=[T.WorkspaceFolder(uri=root.as_uri(), name="ws")],
     )
     lsp_client.root = root
-    lsp_client.published_versions = {}
+    track_versions(lsp_client)
 
+    await lsp_client.initialize_session(params)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def track_versions(lsp_client: LanguageClient) -> None:
+    """Remember the document version of each publication (pytest-lsp keeps only the diagnostics)."""
+    lsp_client.published_versions = {}
     features = lsp_client.protocol.fm.features
     original = features[T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
 
-    def on_publish(*args):  # pytest-lsp's own handler, plus the document version of each publication
+    def on_publish(*args):
         params = args[-1]
         lsp_client.published_versions[params.uri] = params.version
         return original(*args)
 
     features[T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = on_publish
-
-    await lsp_client.initialize_session(params)
-    yield
-    await lsp_client.shutdown_session()
 
 
 async def open_doc(client: LanguageClient, name: str, text: str, folder: Path | None = None) -> str:
@@ -326,7 +330,7 @@ SEED = ROOT / "fixtures" / "seed1_dit_vanilla_attention.py"
 async def real_client(lsp_client: LanguageClient, tmp_path_factory):
     root = tmp_path_factory.mktemp("ws")
     lsp_client.root = root
-    lsp_client.published_versions = {}
+    track_versions(lsp_client)
     await lsp_client.initialize_session(T.InitializeParams(capabilities=T.ClientCapabilities(), root_uri=root.as_uri()))
     yield
     await lsp_client.shutdown_session()
@@ -397,3 +401,29 @@ async def test_cross_file_facts_come_from_the_workspace(real_client: LanguageCli
         text_document=T.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
     diags = await asyncio.wait_for(_first_publication(client, uri), 30)
     assert [(d.code, d.range.start.line) for d in diags] == [("DTL102", 34)]
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=subprocess_env()))
+async def utf8_client(lsp_client: LanguageClient, tmp_path_factory):
+    root = tmp_path_factory.mktemp("ws")
+    lsp_client.root = root
+    track_versions(lsp_client)
+    caps = T.ClientCapabilities(general=T.GeneralClientCapabilities(position_encodings=[T.PositionEncodingKind.Utf8]))
+    result = await lsp_client.initialize_session(T.InitializeParams(capabilities=caps, root_uri=root.as_uri()))
+    lsp_client.negotiated = result.capabilities.position_encoding
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_positions_follow_the_negotiated_encoding(utf8_client: LanguageClient):
+    client = utf8_client
+    assert client.negotiated == T.PositionEncodingKind.Utf8
+    text = 'import torch\ny = ("é😀", torch.mm(a, b))\n'
+    uri = await open_doc(client, "m.py", text)
+    (d,) = client.diagnostics[uri]
+    # `torch` follows 'y = ("é😀", ' : 11 code points, 15 UTF-8 bytes (é is 2 bytes, 😀 is 4)
+    assert d.range.start == T.Position(line=1, character=15)
+    actions = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), range=d.range, context=T.CodeActionContext(diagnostics=[d])))
+    (edit,) = actions[0].edit.changes[uri]
+    assert edit.range.start.character == 15 and edit.range.end.character == 23
