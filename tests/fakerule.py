@@ -38,6 +38,9 @@ def fake_check(ctx):
     import os
     import time
 
+    if "FAKE_PRINT" in ctx.source.text:  # analysis code that prints must not corrupt the LSP stream
+        print("Content-Length: 5\r\n\r\nnoise")
+        os.write(1, b"raw noise on fd 1\n")
     if "FAKE_NATIVE_CRASH" in ctx.source.text:  # simulates the native parser dying on pathological input
         os._exit(70)
     if "FAKE_ENDLESS_ANALYSIS" in ctx.source.text:

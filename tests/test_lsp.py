@@ -207,6 +207,14 @@ async def test_malformed_requests_do_not_kill_the_server(client: LanguageClient)
     assert hover is not None
 
 
+async def test_output_of_the_analysis_never_reaches_the_lsp_stream(client: LanguageClient):
+    uri = await open_doc(client, "noisy.py", "import torch\n# FAKE_PRINT\ny = torch.mm(a, b)\n")
+    assert [d.code for d in client.diagnostics[uri]] == ["DTL999"]
+    hover = await client.text_document_hover_async(T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), position=T.Position(line=2, character=6)))
+    assert hover is not None
+
+
 async def test_analysis_crash_and_hang_are_isolated(client: LanguageClient):
     uri = await open_doc(client, "crash.py", "import torch\n# FAKE_NATIVE_CRASH\n")
     (d,) = client.diagnostics[uri]

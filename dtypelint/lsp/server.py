@@ -25,6 +25,7 @@ import os
 import pickle
 import select
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -148,6 +149,11 @@ def _supervise(conn, timeout: float) -> None:
     starts one itself, so its own forks are safe (forking a process that runs threads
     can deadlock the child on a lock another thread held).
     """
+    try:  # standard output is the LSP stream: nothing analysed here may ever write to it
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+    except OSError:
+        pass
     while True:
         try:
             request = conn.recv()
