@@ -16,6 +16,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from conftest import MODEL, ROOT, TESTS, subprocess_env
 
 SERVER = [sys.executable, str(TESTS / "fakerule.py"), "lsp", "--debounce", "0.05", "--timeout", "3"]
+IN_PROCESS_SERVER = [sys.executable, str(TESTS / "fakerule.py"), "lsp", "--debounce", "0.05", "--no-isolation"]
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=subprocess_env()))
@@ -435,3 +436,22 @@ async def test_positions_follow_the_negotiated_encoding(utf8_client: LanguageCli
         text_document=T.TextDocumentIdentifier(uri=uri), range=d.range, context=T.CodeActionContext(diagnostics=[d])))
     (edit,) = actions[0].edit.changes[uri]
     assert edit.range.start.character == 15 and edit.range.end.character == 23
+
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=IN_PROCESS_SERVER, server_env=subprocess_env()))
+async def in_process_client(lsp_client: LanguageClient, tmp_path_factory):
+    root = tmp_path_factory.mktemp("ws")
+    lsp_client.root = root
+    track_versions(lsp_client)
+    await lsp_client.initialize_session(T.InitializeParams(capabilities=T.ClientCapabilities(), root_uri=root.as_uri()))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_no_isolation_mode_keeps_the_stream_clean(in_process_client: LanguageClient):
+    client = in_process_client
+    uri = await open_doc(client, "noisy.py", "import torch\n# FAKE_PRINT\ny = torch.mm(a, b)\n")
+    assert [d.code for d in client.diagnostics[uri]] == ["DTL999"]
+    uri = await open_doc(client, "model.py", MODEL)
+    assert [d.code for d in client.diagnostics[uri]] == ["DTL999"]

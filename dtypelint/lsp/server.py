@@ -624,7 +624,12 @@ def build_server(isolate: bool = True, debounce: float = DEFAULT_DEBOUNCE_S,
 def start(isolate: bool = True, debounce: float = DEFAULT_DEBOUNCE_S, timeout: float = DEFAULT_TIMEOUT_S) -> None:
     logging.basicConfig(level=logging.WARNING, format="dtypelint-lsp: %(levelname)s %(message)s")
     server = build_server(isolate=isolate, debounce=debounce, timeout=timeout)
+    # The LSP stream gets its own copy of standard output; fd 1 and sys.stdout then point at stderr,
+    # so a stray print (in --no-isolation mode, or anywhere in the server) cannot corrupt the stream.
+    stream = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     try:
-        server.start_io()
+        server.start_io(sys.stdin.buffer, stream)
     finally:
         server.analyser.close()
