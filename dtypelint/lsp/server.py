@@ -81,14 +81,38 @@ class WorkspaceIndex:
         self._files: dict[Path, tuple[float, list[Path]]] = {}  # root -> (when, files)
         self._memo: dict[Path, tuple[tuple, dict]] = {}  # path -> (stamp, summary)
         self._lock = threading.Lock()
+        self._warm: set[Path] = set()
+        self._warming: set[Path] = set()
 
-    def _walk(self, root: Path) -> list[Path]:
+    def is_warm(self, root: Path) -> bool:
+        return root in self._warm
+
+    def warm_up(self, root: Path, on_ready) -> None:
+        """Summarise the workspace in a background thread (the first build of a big project takes seconds)."""
+        if root in self._warm or root in self._warming:
+            return
+        self._warming.add(root)
+
+        def build() -> None:
+            try:
+                self.build(root, None, {})
+            except Exception:
+                pass
+            finally:
+                self._warm.add(root)
+                self._warming.discard(root)
+                on_ready()
+
+        threading.Thread(target=build, name="dtypelint-index", daemon=True).start()
+
+    def _walk(self, root: Path, current: Path | None = None) -> list[Path]:
         from dtypelint.discovery import discover
         from dtypelint.engine import known_codes
 
         now = time.monotonic()
         cached = self._files.get(root)
-        if cached is not None and now - cached[0] < self.RESCAN_S:
+        fresh = cached is not None and now - cached[0] < self.RESCAN_S
+        if fresh and (current is None or current in cached[1] or current.suffix != ".py"):
             return cached[1]
         resolver = ConfigResolver(known_codes=known_codes(), cwd=root)
         found = discover([root], resolver)
@@ -104,7 +128,7 @@ class WorkspaceIndex:
 
         parts = []
         with self._lock:
-            for path in self._walk(root):
+            for path in self._walk(root, current):  # a file not seen yet (new) triggers a re-walk
                 if path == current:
                     continue  # lint_source summarises the buffer itself
                 try:
@@ -343,6 +367,7 @@ class DtypelintServer(LanguageServer):
         self.docs: dict[str, DocState] = {}
         self._last_config_error: str | None = None
         self.index = WorkspaceIndex()
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- settings ----------------------------------------------------------------------
     def _root(self) -> Path:
@@ -404,10 +429,25 @@ class DtypelintServer(LanguageServer):
                     buffers[Path(to_fs_path(uri)).resolve()] = self.workspace.get_text_document(uri).source
                 except Exception:
                     pass
+        root = root.resolve()
+        if not self.index.is_warm(root):  # lint alone now; the index's first build re-lints the open files
+            self.index.warm_up(root, self._index_ready)
+            return None
         try:
-            return self.index.build(root.resolve(), path.resolve(), buffers)
+            return self.index.build(root, path.resolve(), buffers)
         except Exception:  # never let the index take the server down: lint the file alone
             return None
+
+    def _index_ready(self) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+
+        def relint() -> None:
+            for uri in list(self.docs):
+                self.schedule(uri, 0.0)
+
+        loop.call_soon_threadsafe(relint)
 
     def settings_for(self, path: Path | None) -> tuple[Settings, str | None]:
         from dtypelint.engine import known_codes
@@ -420,6 +460,7 @@ class DtypelintServer(LanguageServer):
             return Settings(root=root), str(exc)
 
     async def lint_async(self, uri: str, delay: float = 0.0) -> None:
+        self._loop = asyncio.get_running_loop()
         if delay:
             await asyncio.sleep(delay)
         loop = asyncio.get_running_loop()
@@ -545,6 +586,16 @@ def hover_markdown(d: Diagnostic) -> str:
 def build_server(isolate: bool = True, debounce: float = DEFAULT_DEBOUNCE_S,
                  timeout: float = DEFAULT_TIMEOUT_S) -> DtypelintServer:
     server = DtypelintServer(isolate=isolate, debounce=debounce, timeout=timeout)
+
+    @server.feature(T.INITIALIZED)
+    async def initialized(ls: DtypelintServer, params: T.InitializedParams) -> None:
+        ls._loop = asyncio.get_running_loop()
+        try:
+            root_path = ls.workspace.root_path
+        except Exception:
+            root_path = None
+        if root_path and Path(root_path).is_dir():  # start indexing while the user opens the first file
+            ls.index.warm_up(Path(root_path).resolve(), ls._index_ready)
 
     @server.feature(T.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: DtypelintServer, params: T.DidOpenTextDocumentParams) -> None:
