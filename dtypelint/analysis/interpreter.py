@@ -34,7 +34,7 @@ from dtypelint.analysis.names import Names, canonical_torch
 NON_ACTIVATION = re.compile(
     r"(^|_)(ids?|mask|masks|index|indices|idx|positions?|pos|lengths?|seqlens?|cu_seqlens\w*|steps?|offsets?|"
     r"labels?|layer_idx|past\w*|layer_past|kwargs|config|generator|training|module|self|cls|"
-    r"timesteps?|t|sizes?|shape|dims?|num\w*|n)$"
+    r"timesteps?|t|sizes?|shape|dims?|num\w*|n|device|\w*_device|dtype|\w*_dtype|\w*_ids|\w*_mask)$"
 )
 AUTOCAST_NAMES = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast_mode.autocast",
                   "torch.cpu.amp.autocast")
@@ -46,6 +46,9 @@ INDEX_FAMILY = {
     "masked_scatter": (1, True), "lerp_": (0, True), "lerp": (0, True),
 }
 MAX_DEPTH = 4
+# a value cast to a dtype the analysis cannot see (`x.to(get_dtype(m))`): deliberately aligned by
+# its author, so it is never replaced by the entry-point assumption
+CAST_UNKNOWN = Val("unknown", const="cast")
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,7 @@ class FileAnalysis:
         self.collectors: list[list[RawFinding]] = []  # findings made inside active calls (for the memo)
         self.memo: dict[Any, Val] = {}
         self.strict_cache: dict[int, tuple[str, ...]] = {}
+        self._assign_cache: dict[int, dict[str, list[ast.AST]]] = {}
 
     # -- class facts and the keep lists -------------------------------------------------
     def class_by_qname(self, qname: str) -> tuple[ast.ClassDef | None, ClassFacts | None]:
@@ -214,6 +218,21 @@ class FileAnalysis:
             s = ast.unparse(node)
         s = " ".join(s.split())
         return s if len(s) <= 60 else s[:57] + "..."
+
+    def assignments(self, fn: ast.AST) -> dict[str, list[ast.AST]]:
+        """Local name -> the expressions assigned to it anywhere in ``fn`` (for data dependence)."""
+        key = id(fn)
+        if key not in self._assign_cache:
+            out: dict[str, list[ast.AST]] = {}
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for t in targets:
+                        for nm in ast.walk(t):
+                            if isinstance(nm, ast.Name):
+                                out.setdefault(nm.id, []).append(node.value)
+            self._assign_cache[key] = out
+        return self._assign_cache[key]
 
     def segment(self, node: ast.AST) -> str | None:
         """Source text of a node (like ``ast.get_source_segment`` without re-splitting the file)."""
@@ -634,6 +653,18 @@ class Frame:
 
     e_List = e_Tuple
 
+    def e_ListComp(self, n, env) -> Val:
+        local = dict(env)
+        for g in n.generators:
+            it = self.eval(g.iter, local)
+            self.bind(g.target, self.element(it), local, None)
+            for cond in g.ifs:
+                self.eval(cond, local)
+        return Val("seq", ref=self.eval(n.elt, local))
+
+    e_GeneratorExp = e_ListComp
+    e_SetComp = e_ListComp
+
     def e_NamedExpr(self, n: ast.NamedExpr, env) -> Val:
         v = self.eval(n.value, env)
         self.bind(n.target, v, env, n.value)
@@ -767,7 +798,7 @@ class Frame:
     def e_Subscript(self, n: ast.Subscript, env) -> Val:
         base = self.eval(n.value, env)
         idx = self.eval(n.slice, env)
-        if base.is_tensor:
+        if base.is_tensor or base is CAST_UNKNOWN or (base.kind == "unknown" and base.const == "cast"):
             return base
         if base.kind == "tuple":
             if isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, int):
@@ -813,7 +844,7 @@ class Frame:
             return tensor("fp32", (self.fa.step(n, "integer true division gives the default dtype float32"),))
         res, winner = promote([a, b])
         if res is None:
-            return UNKNOWN
+            return CAST_UNKNOWN if any(v.kind == "unknown" and v.const == "cast" for v in (a, b)) else UNKNOWN
         if isinstance(op, ast.Add) and self.residual_check(n, a, b, ln, rn):
             # reported: continue with the residual's dtype, as if the fix were applied
             return a if a.kind in ("low", "olp") else b
@@ -937,6 +968,11 @@ class Frame:
             return UNKNOWN
         if recv.kind == "func" or recv.kind == "qname":
             return UNKNOWN
+        if recv.kind == "unknown" and recv.const == "cast":
+            if meth in self.api.keep:
+                return recv
+            if meth in self.api.split:
+                return Val("seq", ref=recv)
         if recv.is_tensor or recv.kind == "unknown" or recv.kind == "none":
             if recv.kind != "unknown" or meth in self.api.casts or meth in ("to", "type_as", "type", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor") or meth in INDEX_FAMILY:
                 return self.apply_op(meth, recv if recv.kind != "none" else UNKNOWN, args, kwargs, n, "." + meth, function=False)
@@ -968,6 +1004,10 @@ class Frame:
                 env[p.arg] = kwargs[p.arg]
             else:
                 env[p.arg] = self.eval(d, {}) if d is not None else UNKNOWN
+                continue
+            if env[p.arg].kind == "unknown" and env[p.arg].const != "cast":
+                # the caller's value is unknown: fall back to the assumption made for entry points
+                env[p.arg] = self.default_param(p, d)
         for p, d in zip(a.kwonlyargs, a.kw_defaults):
             env[p.arg] = kwargs.get(p.arg, self.eval(d, {}) if d is not None else UNKNOWN)
         if a.vararg:
@@ -985,9 +1025,7 @@ class Frame:
             self.equal_sink(n, ops, f"{fn.name}()", "DTL102",
                             f"which asserts that {', '.join('`'+o.label+'`' for o in ops)} have equal dtypes",
                             sink_step=f"reaches `{fn.name}()`, whose body asserts equal dtypes of {', '.join(strict)}")
-        if not any(v.kind == "unknown" for v in list(args) + list(kwargs.values())):
-            # judged in this caller's context; with unknown arguments the assumed ones stay in force
-            self.fa.called.add((self.regime, id(fn)))
+        self.fa.called.add((self.regime, id(fn)))
         if self.depth >= MAX_DEPTH:
             return UNKNOWN
         if recv_self is not None:
@@ -1012,6 +1050,7 @@ class Frame:
         if r.is_float and r.kind in ("fp32", "fp64") and any(
                 v.is_float and v.kind in ("low", "olp") for v in env.values()):
             r = r.with_step(self.fa.step(n, f"`{self.fa.seg(n.func)}(...)` returns {dtype_name(r.kind, self.fa.compute)}"))
+        r = self.keep_cast_marker(r, list(args) + list(kwargs.values()))
         self.fa.memo[key] = (r, collected)
         return r
 
@@ -1140,6 +1179,17 @@ class Frame:
         return sub.self_attr(a, n)
 
     def call_module(self, ref: ModuleRef, n: ast.Call, args, kwargs) -> Val:
+        return self.keep_cast_marker(self._call_module(ref, n, args, kwargs), list(args) + list(kwargs.values()))
+
+    @staticmethod
+    def keep_cast_marker(r: Val, inputs: list[Val]) -> Val:
+        """An unknown result computed from a value its author cast to an unseen dtype stays marked."""
+        if r.kind == "unknown" and r.const != "cast" and any(
+                v is not None and v.kind == "unknown" and v.const == "cast" for v in inputs):
+            return CAST_UNKNOWN
+        return r
+
+    def _call_module(self, ref: ModuleRef, n: ast.Call, args, kwargs) -> Val:
         x = args[0] if args else next(iter(kwargs.values()), UNKNOWN)
         if ref.cls.startswith("torch.nn."):
             kind = self.api.module_kind.get(ref.cls[len("torch.nn."):])
@@ -1150,7 +1200,8 @@ class Frame:
                     self.matmul_sink(n, [Operand(self.fa.seg(n.args[0]) if n.args else "input", x, n.args[0] if n.args else None),
                                          Operand(f"{ref.text}.weight", w, None)], f"{ref.text}(...)", module=cname)
                     if x.is_float and w.is_float:
-                        out = x
+                        # on a mismatch (reported) continue in the lower precision, so one bug gives one finding
+                        out = x if x.kind in ("low", "olp") or w.kind == x.kind else w
                         if w.kind == x.kind and w.kind in ("fp32", "fp64") and ref.kept:
                             return replace(x, kept=ref.text).with_step(self.fa.step(n, f"`{ref.text}` is kept in float32 in the loaded regime, so its output is float32"))
                         return out
@@ -1200,6 +1251,13 @@ class Frame:
 
     def apply_op(self, op: str, recv: Val | None, args: list[Val], kwargs: dict[str, Val], n: ast.Call,
                  opname: str, function: bool) -> Val:
+        r = self._apply_op(op, recv, args, kwargs, n, opname, function)
+        if op in ("to", "type", "type_as") or op in self.api.casts:
+            return r
+        return self.keep_cast_marker(r, [recv] + list(args) + list(kwargs.values()))
+
+    def _apply_op(self, op: str, recv: Val | None, args: list[Val], kwargs: dict[str, Val], n: ast.Call,
+                  opname: str, function: bool) -> Val:
         api = self.api
         fa = self.fa
         cd = fa.compute
@@ -1236,16 +1294,16 @@ class Frame:
                     break
             if target is None:
                 if "dtype" in kwargs:
-                    return UNKNOWN
+                    return CAST_UNKNOWN
                 if any(v.kind == "unknown" for v in args) and not any(k == "device" for k in kwargs) and args:
                     # `.to(something)`: could be a dtype we cannot see
                     a0 = n.args[0] if n.args else None
                     if a0 is not None and isinstance(a0, ast.Attribute) and a0.attr in ("device",):
                         return x
-                    return UNKNOWN if not (a0 is not None and "device" in fa.seg(a0)) else x
+                    return CAST_UNKNOWN if not (a0 is not None and "device" in fa.seg(a0)) else x
                 return x
             if target.const is None:
-                return UNKNOWN
+                return CAST_UNKNOWN
             kind = target.const
             if kind in ("fp32", "fp64"):
                 if x.kind == kind:
@@ -1258,7 +1316,7 @@ class Frame:
                 if t.kind in ("fp32", "fp64") and x.kind != t.kind:
                     return tensor(t.kind, t.prov + (fa.step(n, f"`{fa.seg(n)}` casts to {dtype_name(t.kind, cd)}"),), zdim=x.zdim)
                 return replace(t, zdim=x.zdim)
-            return UNKNOWN
+            return CAST_UNKNOWN
         ed = self.explicit_dtype(kwargs)
         if op in api.default_float or op in api.arange_like:
             if ed is not None:
@@ -1344,7 +1402,7 @@ class Frame:
                 ins = ins[1:]
             res, _ = promote(ins)
             if res is None:
-                return UNKNOWN
+                return CAST_UNKNOWN if any(v.kind == "unknown" and v.const == "cast" for v in ins) else UNKNOWN
             return self.promotion_step(res, ins, n, opname)
         if op in api.keep or op in api.ac_lp or op in api.ac_fp32 or op in api.ac_fp32_opt or op in api.ac_promote:
             if op in api.ac_promote or op in ("maximum", "minimum"):
@@ -1449,7 +1507,8 @@ class Frame:
     def residual_check(self, n: ast.AST, a: Val, b: Val, ln, rn) -> bool:
         """DTL104: an fp32-kept module's output added to the low-precision residual stream."""
         for x, y, xn, yn in ((a, b, ln, rn), (b, a, rn, ln)):
-            if x.kept and x.kind in ("fp32", "fp64") and not x.zdim and y.kind in ("low", "olp") and not y.zdim:
+            if x.kept and x.kind in ("fp32", "fp64") and not x.zdim and y.kind in ("low", "olp") and not y.zdim \
+                    and self.is_residual(yn, xn):
                 fa = self.fa
                 msg = (f"`{fa.seg(xn)}` is float32 (output of `{x.kept}`, kept in float32) and is added to the "
                        f"{fa.compute} residual `{fa.seg(yn)}` in the {{regimes}}: the residual stream becomes float32")
@@ -1461,6 +1520,24 @@ class Frame:
                 self.emit("DTL104", n, "+", msg, x.prov,
                           "the float32 module output is added to the low-precision residual stream (fused norms expecting the compute dtype fail downstream)", fix)
                 return True
+        return False
+
+    def is_residual(self, yn: ast.AST | None, xn: ast.AST | None) -> bool:
+        """``y + f(y)``: ``y`` is a variable and the other operand was computed from it in this function."""
+        if not isinstance(yn, ast.Name) or xn is None:
+            return False
+        defs = self.fa.assignments(self.fn)
+        seen: set[str] = set()
+        todo = [n.id for n in ast.walk(xn) if isinstance(n, ast.Name)]
+        while todo:
+            name = todo.pop()
+            if name == yn.id:
+                return True
+            if name in seen or len(seen) > 50:
+                continue
+            seen.add(name)
+            for value in defs.get(name, ()):
+                todo.extend(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
         return False
 
     @staticmethod
