@@ -63,11 +63,14 @@ class ModuleRef:
     filename: str = ""
     elem: str = ""  # element class of a ModuleList / Sequential
     chain: tuple[str, ...] = ()  # classes of an nn.Sequential in call order
+    path: str = ""  # attribute path inside the model (``DenseReluDense.wo``), matched by keep lists
+    explicit: str = ""  # the instance itself was built in float32 (dtype= / .float()): why
 
     def element(self) -> "ModuleRef | None":
         if not self.elem:
             return None
-        return ModuleRef(f"{self.text}[i]", self.elem, self.kept, self.row, self.col, self.filename)
+        return ModuleRef(f"{self.text}[i]", self.elem, self.kept, self.row, self.col, self.filename,
+                         path=f"{self.path}.0", explicit=self.explicit)
 
 
 @dataclass(frozen=True)
@@ -184,11 +187,11 @@ class FileAnalysis:
         for attr, entries in lists:
             for e in entries:
                 if self.keep_by_component:
-                    if e == name or e in target.split("."):
+                    if e in target.split(".") or target.startswith(e + ".") or target == e:
                         return f"`{name}` matches `{attr}` entry {e!r}"
                     continue
                 pat = re.escape(e).replace(r"\*", ".*")
-                if re.search(pat, target) or re.search(pat, name):
+                if re.search(pat, target):
                     return f"`{name}` matches `{attr}` entry {e!r}"
         return ""
 
@@ -324,14 +327,15 @@ class Frame:
 
     def __init__(self, fa: FileAnalysis, fn: ast.FunctionDef, cls: ClassFacts | None, regime: str, report: bool,
                  ac: bool | None = None, self_kept: str = "", depth: int = 0, self_text: str = "self",
-                 root: int | None = None):
+                 root: int | None = None, self_path: str = ""):
         self.fa = fa
         self.fn = fn
         self.cls = cls
         self.regime = regime
         self.report = report
         self.ac = (regime == "autocast") if ac is None else ac
-        self.self_kept = self_kept
+        self.self_kept = self_kept  # this instance was built in float32 (applies to all its parameters)
+        self.self_path = self_path  # attribute path of this instance inside the model
         self.depth = depth
         self.returns: list[Val] = []
         self.api = fa.api
@@ -447,8 +451,8 @@ class Frame:
                 return self.block(s.body, env)
             if c is False:
                 return self.block(s.orelse, env)
-            a = self.branch(s.body, env)
-            b = self.branch(s.orelse, env)
+            a = self.branch(s.body, self.refine(s.test, env, True))
+            b = self.branch(s.orelse, self.refine(s.test, env, False))
             out = self.join_envs(a, b)
             if out is None:
                 raise Dead
@@ -532,7 +536,12 @@ class Frame:
         if not isinstance(ce, ast.Call):
             return None
         q = self.qualify(ce.func, env)
-        if not q or canonical_torch(q) not in AUTOCAST_NAMES and not q.endswith(".autocast"):
+        last = (q or "").rsplit(".", 1)[-1]
+        if isinstance(ce.func, ast.Name) and not q:
+            last = ce.func.id
+        if not (q and (canonical_torch(q) in AUTOCAST_NAMES or q.endswith(".autocast"))) and not (
+                "autocast" in last and any(k.arg in ("enabled", "dtype") for k in ce.keywords)):
+            # also project wrappers named like autocast (`maybe_autocast(..., enabled=False)`)
             return None
         enabled = None
         dtype_node = None
@@ -598,6 +607,44 @@ class Frame:
                                "`x[idx] = v` with a tensor index is `index_put_`")
 
     # -- conditions ---------------------------------------------------------------------
+    def refine(self, test: ast.AST, env: dict[str, Val], branch: bool) -> dict[str, Val]:
+        """Narrow dtypes on a branch: after ``if x.dtype != w.dtype: ...`` the else branch knows
+        ``x`` has ``w``'s dtype (the T5 ``wo`` guard, ``if q.dtype != v.dtype: q = q.to(v.dtype)``)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self.refine(test.operand, env, not branch)
+        if isinstance(test, ast.BoolOp):
+            parts = test.values
+            if isinstance(test.op, ast.And) == branch:
+                # all parts hold (And/True) or all fail (Or/False)
+                for p in parts:
+                    env = self.refine(p, env, branch)
+                return env
+            undecided = [p for p in parts if self.cond(p, dict(env)) is not (not branch)]
+            if len(undecided) == 1:
+                return self.refine(undecided[0], env, branch)
+            return env
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+            equal = isinstance(test.ops[0], ast.Eq) == branch
+            if not equal:
+                return env
+            for x_node, y_node in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+                if isinstance(x_node, ast.Attribute) and x_node.attr == "dtype":
+                    target = x_node.value
+                    key = target.id if isinstance(target, ast.Name) else (
+                        self.attr_key(target) if isinstance(target, ast.Attribute) else None)
+                    if key is None or (key not in env and not key.startswith("self.")):
+                        continue
+                    cur = self.eval(target, env)
+                    other = self.eval(y_node, env)
+                    if other.kind == "dtype" and other.const in ("low", "olp", "fp32", "fp64") and (
+                            cur.is_float or cur.kind == "unknown"):
+                        if cur.kind == other.const:
+                            return env
+                        env = dict(env)
+                        env[key] = tensor(other.const, other.prov, zdim=cur.zdim, kept=other.kept)
+                        return env
+        return env
+
     def cond(self, test: ast.AST, env: dict[str, Val]) -> bool | None:
         v = self.eval(test, env)
         if v.kind == "pybool":
@@ -863,6 +910,11 @@ class Frame:
             if not k.arg:
                 self.eval(k.value, env)
         f = n.func
+        if isinstance(f, ast.Name) and f.id == "isinstance" and f.id not in env and len(n.args) == 2:
+            t = self.qualify(n.args[1], env)
+            if args[0].is_tensor and t in ("torch.Tensor", "torch.nn.Parameter"):
+                return Val("pybool", const=True)
+            return Val("pybool", const=None)
         # 1. qualified (module-level) callee
         q = self.qualify(f, env)
         if q:
@@ -953,7 +1005,7 @@ class Frame:
                     return self.call_module(av.ref, n, args, kwargs)
                 node = self.method_node(self.cls, meth)
                 if node is not None:
-                    return self.call_function(node, self.cls, n, args, kwargs, recv_self=("self", self.self_kept))
+                    return self.call_function(node, self.cls, n, args, kwargs, recv_self=("self", self.self_kept, self.self_path))
             return UNKNOWN
         if recv.kind == "module":
             if meth == "forward":
@@ -964,7 +1016,7 @@ class Frame:
             if facts is not None:
                 node = self.method_node(facts, meth)
                 if node is not None:
-                    return self.call_function(node, facts, n, args, kwargs, recv_self=(recv.ref.text, recv.ref.kept))
+                    return self.call_function(node, facts, n, args, kwargs, recv_self=(recv.ref.text, recv.ref.explicit, recv.ref.path))
             return UNKNOWN
         if recv.kind == "func" or recv.kind == "qname":
             return UNKNOWN
@@ -1017,7 +1069,7 @@ class Frame:
         return env
 
     def call_function(self, fn: ast.FunctionDef, cls: ClassFacts | None, n: ast.Call, args, kwargs,
-                      recv_self: tuple[str, str] | None) -> Val:
+                      recv_self: tuple[str, str, str] | None) -> Val:
         env = self.bind_args(fn, args, kwargs, skip_self=recv_self is not None)
         strict = self.fa.strict_params(fn)
         if strict:
@@ -1040,7 +1092,8 @@ class Frame:
         self.fa.memo[key] = (UNKNOWN, [])  # recursion guard
         sub = Frame(self.fa, fn, cls, self.regime, report=self.report, ac=self.ac,
                     self_kept=recv_self[1] if recv_self else "", depth=self.depth + 1,
-                    self_text=recv_self[0] if recv_self else "self", root=self.root)
+                    self_text=recv_self[0] if recv_self else "self", root=self.root,
+                    self_path=recv_self[2] if recv_self else "")
         collected: list[RawFinding] = []
         self.fa.collectors.append(collected)
         try:
@@ -1100,13 +1153,15 @@ class Frame:
             return UNKNOWN
         text = f"{self.self_text}.{a}"
         if fact.kind == "module":
-            kept = ""
+            kept = explicit = ""
+            path = f"{self.self_path}.{a}" if self.self_path else a
             if self.regime == "loaded":
-                kept = self.self_kept or self.fa.kept_reason(a, True)
-                if not kept and fact.fp32:
-                    kept = f"`{text}` is built with `dtype=torch.float32` / `.float()` in `__init__`"
+                explicit = self.self_kept
+                if not explicit and fact.fp32:
+                    explicit = f"`{text}` is built with `dtype=torch.float32` / `.float()` in `__init__`"
+                kept = explicit or (self.fa.kept_reason(path, True) if fact.cls.startswith("torch.nn.") else "")
             return Val("module", ref=ModuleRef(text, fact.cls, kept, fact.row, fact.col, fact.filename or self.fa.filename,
-                                               fact.elem, fact.chain))
+                                               fact.elem, fact.chain, path, explicit))
         if fact.kind in ("param", "buffer", "tensor"):
             return self.tensor_attr(fact, text)
         if fact.kind == "scalar":
@@ -1146,7 +1201,8 @@ class Frame:
         if regime == "half":
             return tensor("low", zdim=zdim)
         # loaded
-        reason = self.self_kept or self.fa.kept_reason(fact.name, False)
+        path = f"{self.self_path}.{fact.name}" if self.self_path else fact.name
+        reason = self.self_kept or self.fa.kept_reason(path, False)
         if reason:
             return src(f"kept in float32 when loaded ({reason})")
         if fact.fp32 or d == "fp64":
@@ -1158,7 +1214,8 @@ class Frame:
         if facts is not None:
             fact = next((f for anc in self.fa.ancestors(facts) for f in anc.attrs if f.name == pname), None)
             if fact is not None and fact.kind in ("param", "buffer", "tensor"):
-                sub = Frame(self.fa, self.fn, facts, self.regime, report=False, self_kept=ref.kept, self_text=ref.text)
+                sub = Frame(self.fa, self.fn, facts, self.regime, report=False, self_kept=ref.explicit,
+                            self_text=ref.text, self_path=ref.path)
                 return sub.tensor_attr(fact, f"{ref.text}")
         if not ref.cls.startswith("torch.nn."):
             return UNKNOWN
@@ -1175,7 +1232,8 @@ class Frame:
         cls_node, facts = self.fa.class_by_qname(ref.cls)
         if facts is None:
             return UNKNOWN
-        sub = Frame(self.fa, self.fn, facts, self.regime, report=False, self_kept=ref.kept, self_text=ref.text)
+        sub = Frame(self.fa, self.fn, facts, self.regime, report=False, self_kept=ref.explicit, self_text=ref.text,
+                    self_path=ref.path)
         return sub.self_attr(a, n)
 
     def call_module(self, ref: ModuleRef, n: ast.Call, args, kwargs) -> Val:
@@ -1222,7 +1280,10 @@ class Frame:
             if ref.chain and ref.cls == "torch.nn.Sequential":
                 out = x
                 for i, c in enumerate(ref.chain):
-                    sub = ModuleRef(f"{ref.text}[{i}]", c, ref.kept, ref.row, ref.col, ref.filename)
+                    sub_path = f"{ref.path}.{i}"
+                    sub_kept = ref.explicit or (self.fa.kept_reason(sub_path, True) if self.regime == "loaded" else "")
+                    sub = ModuleRef(f"{ref.text}[{i}]", c, sub_kept, ref.row, ref.col, ref.filename,
+                                    path=sub_path, explicit=ref.explicit)
                     out = self.call_module(sub, n, [out], {})
                 return out
             return UNKNOWN
@@ -1233,7 +1294,7 @@ class Frame:
         if fwd is None and facts is not None and any(b.endswith("Sequential") for b in facts.bases):
             return UNKNOWN
         if fwd is not None:
-            return self.call_function(fwd, facts, n, args, kwargs, recv_self=(ref.text, ref.kept))
+            return self.call_function(fwd, facts, n, args, kwargs, recv_self=(ref.text, ref.explicit, ref.path))
         if self.fa.index is not None:
             from dtypelint.analysis.summaries import FuncSummary
 
@@ -1494,8 +1555,10 @@ class Frame:
         fa = self.fa
         cd = fa.compute
         dn, sn = dtype_name(dest.kind, cd), dtype_name(src.kind, cd)
-        dlabel, slabel = fa.seg(dest_node), fa.seg(src_node)
-        msg = (f"`{slabel}` ({sn}) is written into `{dlabel}` ({dn}) by {what} in the {{regimes}}, which requires "
+        dlabel = fa.seg(dest_node)
+        slabel = fa.seg(src_node) if src_node is not None else "the assigned value"
+        slabel_q = f"`{slabel}`" if src_node is not None else slabel
+        msg = (f"{slabel_q} ({sn}) is written into `{dlabel}` ({dn}) by {what} in the {{regimes}}, which requires "
                f"the source and destination dtypes to match, even under autocast")
         prov = src.prov if src.kind in ("fp32", "fp64") else dest.prov
         fix = None
