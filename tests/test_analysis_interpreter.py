@@ -49,19 +49,35 @@ def test_bfloat16_compute_dtype():
 def test_autocast_fp32_ops_and_composites():
     for expr in ("F.normalize(x, dim=-1)", "x.softmax(-1)", "torch.exp(x)", "x.square()", "1 / x", "x ** 2",
                  "F.layer_norm(x, x.shape[-1:])", "F.interpolate(x, scale_factor=2)", "x.norm(dim=-1)"):
-        src = f"def f(x):\n    return {expr}\n"
+        src = f"def f(x):\n    x = x.half()\n    return {expr}\n"
         assert returned(src, "autocast").kind == "fp32", expr
         assert returned(src, "half").kind == "low", expr
 
 
 def test_explicit_dtype_wins_under_autocast():
-    assert returned("def f(x):\n    return x.softmax(-1, dtype=torch.float16)\n", "autocast").kind == "low"
+    assert returned("def f(x):\n    return x.float().softmax(-1, dtype=torch.float16)\n", "autocast").kind == "low"
     assert returned("def f(x):\n    return F.softmax(x, -1, dtype=torch.float32)\n", "half").kind == "fp32"
+
+
+def test_activations_under_autocast_are_unknown_but_linear_outputs_are_low():
+    assert returned("def f(x):\n    return x\n", "autocast").kind == "unknown"
+    src = ("class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+           "        self.proj = nn.Linear(4, 4)\n\n    def forward(self, x):\n        return self.proj(x)\n")
+    assert returned(src, "autocast").kind == "low"
+    assert returned(src, "half").kind == "low"
+
+
+def test_dtype_guard_narrows_the_else_branch():
+    src = ("def f(x, w):\n    h = mystery(x)\n    if h.dtype != w.dtype:\n        h = h.to(w.dtype)\n    return h\n")
+    assert returned(src).kind == "low"
+    src2 = ("def f(x, w):\n    h = mystery(x)\n    w = w.float()\n"
+            "    if isinstance(w, torch.Tensor) and h.dtype != w.dtype:\n        h = h.to(w.dtype)\n    return h\n")
+    assert returned(src2).kind == "fp32"
 
 
 def test_autocast_lower_precision_and_promote():
     assert returned("def f(x):\n    return x.float() @ x\n", "autocast").kind == "low"
-    assert returned("def f(x):\n    return torch.addcmul(x, x, x.float())\n", "autocast").kind == "fp32"
+    assert returned("def f(x):\n    x = x.half()\n    return torch.addcmul(x, x, x.float())\n", "autocast").kind == "fp32"
 
 
 def test_autocast_disabled_region():

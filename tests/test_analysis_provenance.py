@@ -18,8 +18,8 @@ class TimeMix(nn.Module):
         self.key = nn.Linear(dim, dim)
         self.k_a = nn.Parameter(torch.ones(dim))
 
-    def forward(self, r, x, v):
-        k = self.key(x)
+    def forward(self, x):
+        r, k, v = self.key(x), self.key(x), self.key(x)
         k = k.addcmul(k * 0.5, self.k_a)
         return chunk_rwkv(r, k, v)
 '''

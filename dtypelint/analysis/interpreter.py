@@ -367,7 +367,17 @@ class Frame:
         return self.run(env)
 
     def default_param(self, a: ast.arg, default: ast.AST | None) -> Val:
-        """Tensor parameters are activations in the compute dtype (unless typed/named otherwise)."""
+        """Tensor parameters are activations in the compute dtype (unless typed/named otherwise).
+
+        Under autocast the activations a layer receives are a mix (a float32 residual stream fed by
+        float32 embeddings, low-precision outputs of autocast ops), so there they are unknown: only
+        dtypes derived from ops and parameters are claimed."""
+        v = self._default_param(a, default)
+        if v.kind == "low" and self.regime == "autocast":
+            return UNKNOWN
+        return v
+
+    def _default_param(self, a: ast.arg, default: ast.AST | None) -> Val:
         ann = ast.unparse(a.annotation) if a.annotation is not None else ""
         if default is not None and isinstance(default, ast.Constant) and default.value is not None:
             if isinstance(default.value, bool):
