@@ -19,6 +19,7 @@ the compute dtype except explicit fp32 choices and ``_keep_in_fp32_modules``.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -46,8 +47,8 @@ INDEX_FAMILY = {
     "masked_scatter": (1, True), "lerp_": (0, True), "lerp": (0, True),
 }
 MAX_DEPTH = 4
-# a value cast to a dtype the analysis cannot see (`x.to(get_dtype(m))`): deliberately aligned by
-# its author, so it is never replaced by the entry-point assumption
+# a value cast to a dtype the analysis cannot see (`x.to(get_dtype(m))`): unknown, but marked as
+# deliberately aligned by its author (the marker survives shape ops, modules and helper calls)
 CAST_UNKNOWN = Val("unknown", const="cast")
 
 
@@ -194,6 +195,13 @@ class FileAnalysis:
                 if re.search(pat, target):
                     return f"`{name}` matches `{attr}` entry {e!r}"
         return ""
+
+    def maybe_kept(self, name: str, is_module: bool) -> bool:
+        """An entry that names this parameter under a longer path (``mlp.gate.weight`` for a router
+        analysed on its own, whose place in the model is not known): it may or may not be kept."""
+        target = f"{name}.weight" if is_module else name
+        lists = list(self.keep_strict) + (list(self.keep) if self.compute == "float16" else [])
+        return any(e.endswith("." + target) or e.endswith("." + name) for e in lists)
 
     # -- positions ----------------------------------------------------------------------
     def col(self, row: int, byte_col: int) -> int:
@@ -1052,7 +1060,10 @@ class Frame:
                     return item
         return None
 
-    def bind_args(self, fn: ast.FunctionDef, args: list[Val], kwargs: dict[str, Val], skip_self: bool) -> dict[str, Val]:
+    def bind_args(self, fn: ast.FunctionDef, args: list[Val], kwargs: dict[str, Val], skip_self: bool,
+                  opaque: bool = False) -> dict[str, Val]:
+        """Bind a call's values to ``fn``'s parameters; with ``*args``/``**kwargs`` at the call
+        (``opaque``) parameters not bound explicitly are unknown rather than their defaults."""
         a = fn.args
         positional = list(a.posonlyargs) + list(a.args)
         if skip_self and positional:
@@ -1065,13 +1076,10 @@ class Frame:
             elif p.arg in kwargs:
                 env[p.arg] = kwargs[p.arg]
             else:
-                env[p.arg] = self.eval(d, {}) if d is not None else UNKNOWN
+                env[p.arg] = self.eval(d, {}) if d is not None and not opaque else UNKNOWN
                 continue
-            if env[p.arg].kind == "unknown" and env[p.arg].const != "cast":
-                # the caller's value is unknown: fall back to the assumption made for entry points
-                env[p.arg] = self.default_param(p, d)
         for p, d in zip(a.kwonlyargs, a.kw_defaults):
-            env[p.arg] = kwargs.get(p.arg, self.eval(d, {}) if d is not None else UNKNOWN)
+            env[p.arg] = kwargs.get(p.arg, self.eval(d, {}) if d is not None and not opaque else UNKNOWN)
         if a.vararg:
             env[a.vararg.arg] = Val("tuple", items=tuple(args[len(positional):]))
         if a.kwarg:
@@ -1080,7 +1088,11 @@ class Frame:
 
     def call_function(self, fn: ast.FunctionDef, cls: ClassFacts | None, n: ast.Call, args, kwargs,
                       recv_self: tuple[str, str, str] | None) -> Val:
-        env = self.bind_args(fn, args, kwargs, skip_self=recv_self is not None)
+        opaque = any(isinstance(a, ast.Starred) for a in n.args) or any(k.arg is None for k in n.keywords)
+        if opaque and any(isinstance(a, ast.Starred) for a in n.args):
+            args = [v for v, a in zip(args, n.args) if not isinstance(a, ast.Starred)][:sum(
+                1 for _ in itertools.takewhile(lambda a: not isinstance(a, ast.Starred), n.args))]
+        env = self.bind_args(fn, args, kwargs, skip_self=recv_self is not None, opaque=opaque)
         strict = self.fa.strict_params(fn)
         if strict:
             ops = [Operand(p, env[p], self.arg_node(fn, n, p, recv_self is not None)) for p in strict if p in env]
@@ -1215,6 +1227,8 @@ class Frame:
         reason = self.self_kept or self.fa.kept_reason(path, False)
         if reason:
             return src(f"kept in float32 when loaded ({reason})")
+        if self.fa.maybe_kept(path, False):
+            return UNKNOWN
         if fact.fp32 or d == "fp64":
             return src("it is created with an explicit float32 dtype / `.float()` in `__init__`, which loading keeps")
         return tensor("low", zdim=zdim)
@@ -1236,6 +1250,8 @@ class Frame:
         if self.regime == "loaded" and ref.kept:
             msg = f"`{text}` is float32 in the loaded regime: {ref.kept}"
             return tensor("fp32", (Step(ref.filename, ref.row, ref.col, msg),), kept=ref.text)
+        if self.regime == "loaded" and self.fa.maybe_kept(ref.path, True):
+            return UNKNOWN
         return tensor("low")
 
     def submodule_attr(self, ref: ModuleRef, a: str, n: ast.AST) -> Val:
