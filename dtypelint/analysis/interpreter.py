@@ -953,15 +953,15 @@ class Frame:
         user = self.fa.user_sinks.get(q) or self.user_sink_by_short(q)
         if user is not None:
             self.contract_sink(user, n, args, kwargs)
-            return self.after_sink([v for v in args if v.is_tensor])
+            return self.after_sink([v for v in args if v.is_tensor or v.kind == "unknown"])
         sink = api.sinks.get(q)
         if sink is not None:
             self.contract_sink(sink, n, args, kwargs)
             if sink.contract == "matmul" and not self.ac:
-                return self.after_sink([v for v in args if v.is_tensor])
+                return self.after_sink([v for v in args if v.is_tensor or v.kind == "unknown"])
             if sink.contract in ("matmul", "sdpa") and self.ac:
                 return tensor("low")
-            return self.after_sink([v for v in args if v.is_tensor])
+            return self.after_sink([v for v in args if v.is_tensor or v.kind == "unknown"])
         if q.startswith("torch."):
             if q in ("torch.finfo", "torch.iinfo"):
                 return UNKNOWN
