@@ -21,7 +21,7 @@ from dtypelint.config import Settings
 from dtypelint.context import CheckContext
 from dtypelint.diagnostics import REGIMES, Diagnostic
 
-RULE_CODES = ("DTL101", "DTL102", "DTL103", "DTL104", "DTL105")
+RULE_CODES = ("DTL101", "DTL102", "DTL103", "DTL104", "DTL105", "DTL106")
 
 # Anything that can produce an fp32 value, a sink, or a call into a project helper
 # that might: model code practically always contains one of these.  A file without

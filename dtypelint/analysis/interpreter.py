@@ -32,6 +32,8 @@ from dtypelint.analysis.module_facts import ClassFacts, dtype_of_expr
 from dtypelint.analysis.names import Names, canonical_torch
 
 # parameters whose names say they are integer/bool tensors or objects, not activations
+# parameters that name Python integers (sizes, counts): scalars, never tensors
+SCALAR_PARAM = re.compile(r"^(dims?|\w+_dim|num_\w+|n|n_\w+|sizes?|\w+_size|layer_idx|head_dim|steps?|seq_len|max_\w+)$")
 NON_ACTIVATION = re.compile(
     r"(^|_)(ids?|mask|masks|index|indices|idx|positions?|pos|lengths?|seqlens?|cu_seqlens\w*|steps?|offsets?|"
     r"labels?|layer_idx|past\w*|layer_past|kwargs|config|generator|training|module|self|cls|"
@@ -47,6 +49,14 @@ INDEX_FAMILY = {
     "masked_scatter": (1, True), "lerp_": (0, True), "lerp": (0, True),
 }
 MAX_DEPTH = 4
+SHAPE = Val("shape")  # `x.shape` / `x.size()`: its items are Python ints
+# calls that return Python numbers (their arguments are numbers too)
+SCALAR_FUNCS = frozenset({"math.sqrt", "math.log", "math.exp", "math.pow", "math.ceil", "math.floor", "math.prod",
+                          "math.log2", "math.log10", "math.cos", "math.sin", "math.pi", "math.inf", "math.e"})
+SCALAR_BUILTINS = frozenset({"int", "float", "len", "round", "abs", "min", "max", "sum", "pow", "divmod"})
+# fill/clamp ops whose scalar argument is converted to the tensor's dtype with an overflow check
+OVERFLOW_OPS = frozenset({"masked_fill", "masked_fill_", "fill_", "full", "full_like", "clamp", "clamp_", "clamp_min",
+                          "clamp_max", "clip"})
 # a value cast to a dtype the analysis cannot see (`x.to(get_dtype(m))`): unknown, but marked as
 # deliberately aligned by its author (the marker survives shape ops, modules and helper calls)
 CAST_UNKNOWN = Val("unknown", const="cast")
@@ -399,6 +409,8 @@ class Frame:
             return UNKNOWN
         if default is not None and not (isinstance(default, ast.Constant) and default.value is None):
             return UNKNOWN
+        if SCALAR_PARAM.match(a.arg):
+            return SCALAR
         if NON_ACTIVATION.search(a.arg):
             return UNKNOWN
         return tensor("low")
@@ -593,7 +605,8 @@ class Frame:
                 for e, item in zip(elts, v.items):
                     self.bind(e, item, env, None)
             else:
-                elem = v if v.is_tensor else (v.ref if v.kind == "seq" and v.ref is not None else UNKNOWN)
+                elem = v if v.is_tensor else (v.ref if v.kind == "seq" and v.ref is not None else (
+                    SCALAR if v.kind == "shape" else UNKNOWN))
                 for e in elts:
                     self.bind(e.value if isinstance(e, ast.Starred) else e, elem if not isinstance(e, ast.Starred) else UNKNOWN, env, None)
         elif isinstance(target, ast.Attribute):
@@ -848,7 +861,11 @@ class Frame:
                 return dtype_val(base.kind, base.prov)
             if a in ("T", "mT", "H", "mH", "data", "real"):
                 return base
-            if a in ("shape", "device", "ndim", "is_cuda", "requires_grad"):
+            if a == "shape":
+                return SHAPE
+            if a == "ndim":
+                return SCALAR
+            if a in ("device", "is_cuda", "requires_grad"):
                 return UNKNOWN
             return UNKNOWN
         if base.kind == "dtype" and a in ("is_floating_point",):
@@ -876,6 +893,8 @@ class Frame:
             return base.ref or UNKNOWN
         if base.kind == "module" and base.ref.element() is not None:
             return Val("module", ref=base.ref.element())
+        if base.kind == "shape":
+            return SHAPE if isinstance(n.slice, ast.Slice) else SCALAR
         return UNKNOWN
 
     def e_Slice(self, n, env) -> Val:
@@ -928,6 +947,9 @@ class Frame:
             if not k.arg:
                 self.eval(k.value, env)
         f = n.func
+        if isinstance(f, ast.Name) and f.id in SCALAR_BUILTINS and f.id not in env and f.id not in self.fa.functions:
+            if all(v.kind in ("scalar", "shape", "pybool") for v in args) or f.id in ("int", "float", "len", "round"):
+                return Val("scalar", scalar_float=f.id == "float")
         if isinstance(f, ast.Name) and f.id == "isinstance" and f.id not in env and len(n.args) == 2:
             t = self.qualify(n.args[1], env)
             if args[0].is_tensor and t in ("torch.Tensor", "torch.nn.Parameter"):
@@ -950,6 +972,8 @@ class Frame:
     # -- calls ----------------------------------------------------------------------------
     def call_qualified(self, q: str, n: ast.Call, args: list[Val], kwargs: dict[str, Val], env) -> Val:
         api = self.api
+        if q in SCALAR_FUNCS:
+            return Val("scalar", scalar_float=True)
         user = self.fa.user_sinks.get(q) or self.user_sink_by_short(q)
         if user is not None:
             self.contract_sink(user, n, args, kwargs)
@@ -1350,6 +1374,8 @@ class Frame:
         cd = fa.compute
         all_in = ([recv] if recv is not None else []) + list(args)
         x = recv if recv is not None else UNKNOWN
+        if op in OVERFLOW_OPS:
+            self.overflow_check(op, x if not function or op not in ("full",) else None, args, kwargs, n, function)
         # index family: equal dtypes even under autocast (facts §3)
         if op in INDEX_FAMILY and not function and isinstance(n.func, ast.Attribute):
             src_i, raises_under_ac = INDEX_FAMILY[op]
@@ -1497,8 +1523,10 @@ class Frame:
                 if res is not None:
                     return self.promotion_step(res, all_in, n, opname)
             return first if first is not None else UNKNOWN
-        if op == "item" or op == "tolist":
+        if op == "item" or op == "tolist" or op in ("numel", "dim", "element_size", "nelement"):
             return SCALAR
+        if op == "size":
+            return SHAPE if not args and not kwargs else SCALAR
         return UNKNOWN
 
     @staticmethod
@@ -1576,6 +1604,79 @@ class Frame:
         fix = self.cast_fix(wide, lows[0], "DTL103", None) if lows else None
         self.emit("DTL103", n, sink, msg, w.val.prov,
                   f"reaches `{sink}`, which accepts only float16/bfloat16 (\"FlashAttention only support fp16 and bf16 data type\")", fix)
+
+    def overflow_check(self, op: str, recv: Val | None, args: list[Val], kwargs: dict[str, Val], n: ast.Call,
+                       function: bool) -> None:
+        """DTL106: a fill/clamp constant that the destination's float16 cannot hold raises
+        ``value cannot be converted to type c10::Half without overflow`` (facts §3.1)."""
+        fa = self.fa
+        # the value argument(s) and the tensor whose dtype receives them
+        if op == "full":
+            target = self.explicit_dtype(kwargs)
+            kind = target.const if target is not None else None
+            value_nodes = n.args[1:2] + [k.value for k in n.keywords if k.arg == "fill_value"]
+            dest_node = None
+        else:
+            dest = recv  # for the function forms (torch.masked_fill(x, ...)) the first argument
+            kind = dest.kind if dest is not None else None
+            pos = {"masked_fill": 1, "masked_fill_": 1, "fill_": 0, "full_like": 1, "clamp": 0, "clamp_min": 0,
+                   "clamp_max": 0, "clip": 0, "clamp_": 0}[op]
+            if function:
+                pos += 1  # torch.masked_fill(x, mask, value): the receiver is the first argument
+                dest_node = n.args[0] if n.args else None
+            else:
+                dest_node = n.func.value if isinstance(n.func, ast.Attribute) else None
+            value_nodes = list(n.args[pos:pos + (2 if op in ("clamp", "clip", "clamp_") else 1)])
+            value_nodes += [k.value for k in n.keywords if k.arg in ("value", "min", "max", "fill_value")]
+        if kind != "low":
+            return
+        limit = 65504.0 if fa.compute == "float16" else 3.3895313892515355e38
+        dname = dtype_name("low", fa.compute)
+        for vn in value_nodes:
+            value, text = self.constant_value(vn)
+            if value is None or abs(value) <= limit or value != value or abs(value) == float("inf"):
+                continue
+            anchor = self.anchor(dest_node) if dest_node is not None else None
+            fix = None
+            if anchor is not None:
+                repl = f"torch.finfo({fa.seg(anchor)}.dtype).{'min' if value < 0 else 'max'}"
+                fix = ("unsafe", f"Use `{repl}`", [(vn, "replace", repl)] + self.import_torch_edit())
+            what = f"`{op}`" if op != "full" else "`torch.full(..., dtype=...)`"
+            msg = (f"`{text}` does not fit in {dname} (largest finite value {limit:g}); {what} on a {dname} tensor "
+                   f"in the {{regimes}} raises `value cannot be converted to type "
+                   f"{'c10::Half' if fa.compute == 'float16' else 'c10::BFloat16'} without overflow`")
+            steps = ()
+            if dest_node is not None:
+                steps = (fa.step(dest_node, f"`{fa.seg(dest_node)}` is {dname} here"),)
+            self.emit("DTL106", n, op, msg, steps,
+                      f"the constant reaches {what}, which converts it to {dname} with an overflow check", fix)
+            return
+
+    def constant_value(self, node: ast.AST) -> tuple[float | None, str]:
+        """Numeric value of ``-1e9``, ``1e5``, ``torch.finfo(torch.float32).min`` (else None)."""
+        text = self.fa.seg(node)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return float(node.value), text
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v, _ = self.constant_value(node.operand)
+            if v is None:
+                return None, text
+            return (-v if isinstance(node.op, ast.USub) else v), text
+        if isinstance(node, ast.Attribute) and node.attr in ("min", "max") and isinstance(node.value, ast.Call):
+            call = node.value
+            q = self.fa.names.qualify(call.func)
+            if q == "torch.finfo" and call.args:
+                d = dtype_of_expr(call.args[0], self.fa.names)
+                big = {"fp32": 3.4028234663852886e38, "fp64": 1.7976931348623157e308}.get(d or "")
+                if big is not None:
+                    return (-big if node.attr == "min" else big), text
+        return None, text
+
+    def import_torch_edit(self) -> list:
+        """An edit adding ``import torch`` when the module does not bind ``torch``."""
+        if self.fa.names.aliases.get("torch") == "torch":
+            return []
+        return [(None, "import", "import torch\n")]
 
     def index_finding(self, n: ast.AST, sink: str, dest: Val, src: Val, dest_node, src_node, what: str) -> None:
         fa = self.fa
