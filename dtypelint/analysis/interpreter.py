@@ -1531,7 +1531,9 @@ class Frame:
 
     @staticmethod
     def is_empty_shape(n: ast.Call) -> bool:
-        return len(n.args) == 1 and isinstance(n.args[0], (ast.Tuple, ast.List)) and not n.args[0].elts
+        """``torch.zeros(())`` / ``torch.full((), v)``: a 0-dim tensor (never promotes)."""
+        shape = n.args[0] if n.args else next((k.value for k in n.keywords if k.arg == "size"), None)
+        return isinstance(shape, (ast.Tuple, ast.List)) and not shape.elts
 
     @staticmethod
     def reduces_all(n: ast.Call, function: bool) -> bool:
