@@ -23,11 +23,13 @@ from dtypelint.diagnostics import REGIMES, Diagnostic
 
 RULE_CODES = ("DTL101", "DTL102", "DTL103", "DTL104", "DTL105", "DTL106")
 
-# Anything that can produce an fp32 value, a sink, or a call into a project helper
-# that might: model code practically always contains one of these.  A file without
-# a function body cannot have a finding.
+# Anything that can produce an fp32 value or a sink, or an import (a helper or kernel from another
+# file of the project can return float32 or assert equal dtypes).  A file without a function body,
+# or without any of these, cannot have a finding.
 _TRIGGERS = re.compile(
     r"torch|Tensor|tensor|dtype|float|half|bfloat|flash|xformers|@|self\.|nn\.|matmul|einsum|scatter|index_|lerp"
+    r"|^\s*(?:import|from)\s",
+    re.MULTILINE,
 )
 
 
