@@ -49,6 +49,7 @@ INDEX_FAMILY = {
     "masked_scatter": (1, True), "lerp_": (0, True), "lerp": (0, True),
 }
 MAX_DEPTH = 4
+CONTEXT_CHECKED = frozenset({"DTL101", "DTL102", "DTL103", "DTL105"})
 SHAPE = Val("shape")  # `x.shape` / `x.size()`: its items are Python ints
 # calls that return Python numbers (their arguments are numbers too)
 SCALAR_FUNCS = frozenset({"math.sqrt", "math.log", "math.exp", "math.pow", "math.ceil", "math.floor", "math.prod",
@@ -141,6 +142,8 @@ class FileAnalysis:
             self.user_sinks[s.name] = SinkDef(s.name, s.contract, s.args, s.positions)
         self.findings: list[RawFinding] = []
         self.called: set[tuple[str, int]] = set()
+        # (regime, sink node) evaluated with every operand's dtype known and compatible somewhere
+        self.clean: set[tuple[str, int]] = set()
         self.collectors: list[list[RawFinding]] = []  # findings made inside active calls (for the memo)
         self.memo: dict[Any, Val] = {}
         self.strict_cache: dict[int, tuple[str, ...]] = {}
@@ -289,9 +292,12 @@ class FileAnalysis:
                         Frame(self, item, facts, regime, report=True).run_default()
         # A function that is called in this file is judged with its callers' arguments: the
         # findings made with assumed arguments (tensor parameters = activations in the compute
-        # dtype) are dropped for it, so a caller that passes float32 on purpose (a time
-        # embedding into a module kept in float32) does not produce a finding.
-        kept = [f for f in self.findings if (f.regime, f.fn_id) not in self.called]
+        # dtype) are dropped for it when a caller's context shows the sink is fine (every operand
+        # known and compatible), so a caller that passes float32 on purpose (a time embedding into
+        # a module kept in float32) does not produce a finding; where callers pass only values the
+        # analysis cannot follow, the entry-point judgement stands (equal-dtype sinks).
+        kept = [f for f in self.findings if (f.regime, f.fn_id) not in self.called
+                or (f.code in CONTEXT_CHECKED and (f.regime, id(f.node)) not in self.clean)]
         out: list[RawFinding] = []
         seen: set[tuple] = set()
         for f in kept:
@@ -1581,6 +1587,10 @@ class Frame:
         known = [o for o in ops if o.val.is_float and not o.val.zdim]
         kinds = {o.val.kind for o in known}
         if len(kinds) < 2:
+            if ops and all(o.val.is_tensor or o.val.kind in ("scalar", "none") or o.val is CAST_UNKNOWN
+                           or (o.val.kind == "unknown" and o.val.const == "cast") for o in ops):
+                # every operand known (or deliberately cast by the author): the sink is fine here
+                self.fa.clean.add((self.regime, id(n)))
             return
         wide = max(known, key=lambda o: (o.val.kind in ("fp32", "fp64"), o.val.kind == "fp64", len(o.val.prov)))
         low = [o for o in known if o.val.kind != wide.val.kind]
@@ -1596,6 +1606,8 @@ class Frame:
     def half_only_sink(self, n: ast.AST, ops: list[Operand], sink: str) -> None:
         wide = [o for o in ops if o.val.kind in ("fp32", "fp64") and not o.val.zdim]
         if not wide:
+            if ops and all(o.val.is_tensor or o.val.kind in ("scalar", "none") for o in ops):
+                self.fa.clean.add((self.regime, id(n)))
             return
         lows = [o for o in ops if o.val.kind in ("low", "olp")]
         w = max(wide, key=lambda o: len(o.val.prov))
