@@ -122,6 +122,8 @@ def test_tuple_unpacking_and_chunks():
     assert returned(src2).kind == "low"
     src3 = "def f(x):\n    vals, idx = x.topk(3, dim=-1)\n    return idx\n"
     assert returned(src3).kind == "int"
+    assert returned("def f(x):\n    return x.float().max(dim=-1).values\n").kind == "fp32"
+    assert returned("def f(x):\n    return torch.sort(x, dim=-1).indices\n").kind == "int"
 
 
 def test_factories_and_like():

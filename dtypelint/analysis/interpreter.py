@@ -874,6 +874,8 @@ class Frame:
             if a in ("device", "is_cuda", "requires_grad"):
                 return UNKNOWN
             return UNKNOWN
+        if base.kind == "tuple" and a in ("values", "indices") and len(base.items) == 2:
+            return base.items[0 if a == "values" else 1]  # torch.return_types (max, topk, sort, ...)
         if base.kind == "dtype" and a in ("is_floating_point",):
             return UNKNOWN
         return UNKNOWN
