@@ -84,3 +84,11 @@ def test_positions_are_recorded():
     f = facts()
     a = f.attr("k_a")
     assert a.row == 16 and a.col == 9 and a.filename == "m.py"
+
+
+def test_conditional_submodules_keep_both_classes():
+    src = ("import torch\nfrom torch import nn\n\nclass A(nn.Module):\n    def __init__(self, d, qk_norm):\n"
+           "        super().__init__()\n        self.q_norm = nn.LayerNorm(d) if qk_norm else nn.Identity()\n")
+    tree = ast.parse(src)
+    f = class_facts(tree.body[2], Names(tree, "m"), "m.py")
+    assert f.attr("q_norm").cls == "torch.nn.LayerNorm" and f.attr("q_norm").alts == ("torch.nn.Identity",)

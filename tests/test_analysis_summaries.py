@@ -71,3 +71,17 @@ def test_cross_file_strict_callee_and_keep_list(tmp_path):
     assert got == [(15, "DTL102", ("autocast",)), (16, "DTL101", ("loaded",))]
     strict = next(d for d in res[pkg / "model.py"] if d.code == "DTL102")
     assert "kernels.py" in strict.path[-1].message
+
+
+def test_strict_callee_forms():
+    from dtypelint.analysis.interpreter import strict_params_of
+    import ast as _ast
+
+    def params(src):
+        return strict_params_of(_ast.parse(src).body[0])
+
+    assert params("def f(q, k, v):\n    assert q.dtype == k.dtype == v.dtype\n") == ("q", "k", "v")
+    assert params("def f(q, k):\n    if q.dtype != k.dtype:\n        raise TypeError()\n") == ("q", "k")
+    assert params("def f(q, k, v):\n    if not (q.dtype == k.dtype == v.dtype):\n        raise ValueError()\n") == ("q", "k", "v")
+    assert params("def f(q, k):\n    assert q.shape == k.shape\n") == ()
+    assert params("def f(q, k):\n    if q.dtype != k.dtype:\n        k = k.to(q.dtype)\n") == ()

@@ -77,6 +77,7 @@ class ModuleRef:
     chain: tuple[str, ...] = ()  # classes of an nn.Sequential in call order
     path: str = ""  # attribute path inside the model (``DenseReluDense.wo``), matched by keep lists
     explicit: str = ""  # the instance itself was built in float32 (dtype= / .float()): why
+    alts: tuple[str, ...] = ()  # other classes `__init__` may choose (`A(...) if flag else B(...)`)
 
     def element(self) -> "ModuleRef | None":
         if not self.elem:
@@ -333,6 +334,8 @@ def strict_params_of(fn: ast.FunctionDef) -> tuple[str, ...]:
         elif isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Raise):
             tests = [node.test]
         for t in tests:
+            while isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+                t = t.operand  # `if not (q.dtype == k.dtype): raise`
             parts = t.values if isinstance(t, ast.BoolOp) else [t]
             for p in parts:
                 if isinstance(p, ast.Compare) and all(isinstance(o, (ast.Eq, ast.NotEq)) for o in p.ops):
@@ -1215,7 +1218,7 @@ class Frame:
                     explicit = f"`{text}` is built with `dtype=torch.float32` / `.float()` in `__init__`"
                 kept = explicit or (self.fa.kept_reason(path, True) if fact.cls.startswith("torch.nn.") else "")
             return Val("module", ref=ModuleRef(text, fact.cls, kept, fact.row, fact.col, fact.filename or self.fa.filename,
-                                               fact.elem, fact.chain, path, explicit))
+                                               fact.elem, fact.chain, path, explicit, fact.alts))
         if fact.kind in ("param", "buffer", "tensor"):
             return self.tensor_attr(fact, text)
         if fact.kind == "scalar":
@@ -1306,6 +1309,13 @@ class Frame:
         return r
 
     def _call_module(self, ref: ModuleRef, n: ast.Call, args, kwargs) -> Val:
+        if ref.alts:
+            # one of several classes: the output of each, joined like the branches of an if
+            out = self._call_module(replace(ref, alts=()), n, args, kwargs)
+            for c in ref.alts:
+                kept = ref.explicit or (self.fa.kept_reason(ref.path, True) if self.regime == "loaded" and c.startswith("torch.nn.") else "")
+                out = join(out, self._call_module(replace(ref, cls=c, alts=(), kept=kept), n, args, kwargs))
+            return out
         x = args[0] if args else next(iter(kwargs.values()), UNKNOWN)
         if ref.cls.startswith("torch.nn."):
             kind = self.api.module_kind.get(ref.cls[len("torch.nn."):])

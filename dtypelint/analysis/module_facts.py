@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import contextvars
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dtypelint.analysis.api import load_api
 from dtypelint.analysis.names import Names, canonical_torch
@@ -31,6 +31,7 @@ class AttrFact:
     row: int = 0
     col: int = 0
     filename: str = ""
+    alts: tuple[str, ...] = ()  # other classes a conditional expression may choose
 
 
 @dataclass(frozen=True)
@@ -316,7 +317,7 @@ def _read_init(init, names: Names, filename: str, attrs: dict) -> None:
                     tgt = f.value
                     if isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name) and tgt.value.id == "self" and tgt.attr in attrs:
                         a = attrs[tgt.attr]
-                        attrs[tgt.attr] = AttrFact(a.name, a.kind, "fp32" if a.kind != "module" else a.dtype, a.shape, a.cls, True, a.elem, a.chain, a.row, a.col, a.filename)
+                        attrs[tgt.attr] = replace(a, dtype="fp32" if a.kind != "module" else a.dtype, fp32=True)
 
 
 def _statements(body: list[ast.stmt]):
@@ -354,6 +355,11 @@ def _attr_fact(name: str, value: ast.AST, names: Names, local: dict[str, ast.AST
                 if mc[0] == "torch.nn.Sequential":
                     chain = _chain(value.args, names)
             return AttrFact(name, "module", cls=mc[0], fp32=mc[1], elem=elem, chain=chain, row=row, col=col, filename=filename)
+    if isinstance(value, ast.IfExp):
+        a, b = _module_call(value.body, names), _module_call(value.orelse, names)
+        if a is not None and b is not None:
+            alts = () if b[0] == a[0] else (b[0],)
+            return AttrFact(name, "module", cls=a[0], fp32=a[1] and b[1], row=row, col=col, filename=filename, alts=alts)
     d, s, is_t = classify_tensor(value, names, local)
     if is_t:
         return AttrFact(name, "tensor", d, s, fp32=(d == "fp32"), row=row, col=col, filename=filename)
