@@ -1671,8 +1671,15 @@ class Frame:
             msg = (f"`{text}` does not fit in {dname} (largest finite value {limit:g}); {what} on a {dname} tensor "
                    f"in the {{regimes}} raises `value cannot be converted to type "
                    f"{'c10::Half' if fa.compute == 'float16' else 'c10::BFloat16'} without overflow`")
-            steps = ()
-            if dest_node is not None:
+            steps: tuple[Step, ...] = ()
+            if isinstance(dest_node, ast.Name):
+                # where the destination got its (compute) dtype: its last assignment above the sink
+                earlier = [v for v in fa.assignments(self.fn).get(dest_node.id, ()) if v.lineno < n.lineno]
+                if earlier:
+                    src_node = max(earlier, key=lambda v: (v.lineno, v.col_offset))
+                    how = "under CUDA autocast" if self.ac else f"in the {self.regime} regime"
+                    steps = (fa.step(src_node, f"`{dest_node.id} = {fa.seg(src_node)}` is {dname} {how}"),)
+            if dest_node is not None and not steps:
                 steps = (fa.step(dest_node, f"`{fa.seg(dest_node)}` is {dname} here"),)
             self.emit("DTL106", n, op, msg, steps,
                       f"the constant reaches {what}, which converts it to {dname} with an overflow check", fix)
