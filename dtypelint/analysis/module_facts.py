@@ -354,7 +354,12 @@ def _attr_fact(name: str, value: ast.AST, names: Names, local: dict[str, ast.AST
                 elem = _element_class(value.args, names)
                 if mc[0] == "torch.nn.Sequential":
                     chain = _chain(value.args, names)
-            return AttrFact(name, "module", cls=mc[0], fp32=mc[1], elem=elem, chain=chain, row=row, col=col, filename=filename)
+            alts: tuple[str, ...] = ()
+            if previous is not None and previous.kind == "module" and previous.cls != mc[0]:
+                # assigned in both branches of an `if` (`Gated...(config) if ... else ...`): keep both
+                alts = tuple(dict.fromkeys((previous.cls,) + previous.alts))
+            return AttrFact(name, "module", cls=mc[0], fp32=mc[1], elem=elem, chain=chain, row=row, col=col,
+                            filename=filename, alts=alts)
     if isinstance(value, ast.IfExp):
         a, b = _module_call(value.body, names), _module_call(value.orelse, names)
         if a is not None and b is not None:
