@@ -14,6 +14,15 @@ diagnostics.
 Regimes (DESIGN.md): ``autocast`` - fp32 parameters, forward under CUDA autocast;
 ``half`` - every floating parameter/buffer low, no autocast; ``loaded`` - built in
 the compute dtype except explicit fp32 choices and ``_keep_in_fp32_modules``.
+
+Entry points and context.  Every function is first interpreted on its own, with its
+tensor parameters taken as activations in the compute dtype (unknown under autocast,
+where layer inputs are a mix of an fp32 residual stream and low-precision op outputs).
+A function that is called in the same file is also interpreted in each caller's
+context; its on-its-own findings are dropped when a caller's context shows the sink
+is fine, so deliberate fp32 paths (a time embedding into a module kept in fp32) stay
+quiet.  After an equal-dtype sink reports, interpretation continues with the lower
+precision (as if fixed), so one bug gives one finding.
 """
 
 from __future__ import annotations
