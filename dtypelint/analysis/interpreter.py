@@ -70,6 +70,10 @@ OVERFLOW_OPS = frozenset({"masked_fill", "masked_fill_", "fill_", "full", "full_
 # a value cast to a dtype the analysis cannot see (`x.to(get_dtype(m))`): unknown, but marked as
 # deliberately aligned by its author (the marker survives shape ops, modules and helper calls)
 CAST_UNKNOWN = Val("unknown", const="cast")
+# default-dtype factories whose fix is `dtype=` (not arange: `arange(...).float()` is deliberate)
+ALLOC_FIX = frozenset({"zeros", "ones", "empty", "full", "randn", "rand"})
+# callees whose float32 output is cast back where it is produced (norms, rotary embeddings)
+NORM_OR_ROTARY = re.compile(r"norm|rotary|rope|rotate|pos_?emb", re.I)
 
 
 @dataclass(frozen=True)
@@ -377,6 +381,7 @@ class Frame:
         self.api = fa.api
         self.root = id(fn) if root is None else root  # the entry function this analysis started from
         self.self_text = self_text
+        self.cur_env: dict[str, Val] = {}  # the environment of the call being evaluated (for fix hints)
 
     # -- entry points -------------------------------------------------------------------
     def param_names(self) -> list[ast.arg]:
@@ -876,7 +881,7 @@ class Frame:
             return self.submodule_attr(base.ref, a, n)
         if base.is_tensor:
             if a == "dtype":
-                return dtype_val(base.kind, base.prov)
+                return replace(dtype_val(base.kind, base.prov), hint=base.hint)
             if a in ("T", "mT", "H", "mH", "data", "real"):
                 return base
             if a == "shape":
@@ -952,15 +957,80 @@ class Frame:
         if isinstance(op, ast.Add) and self.residual_check(n, a, b, ln, rn):
             # reported: continue with the residual's dtype, as if the fix were applied
             return a if a.kind in ("low", "olp") else b
-        return self.promotion_step(res, [a, b], n, {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}.get(type(op), "operator"))
+        return self.promotion_step(res, [a, b], n, {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}.get(type(op), "operator"),
+                                   [ln, rn])
 
-    def promotion_step(self, res: Val, inputs: list[Val], n: ast.AST, what: str) -> Val:
+    def promotion_step(self, res: Val, inputs: list[Val], n: ast.AST, what: str, nodes: list | None = None) -> Val:
         if res.kind in ("fp32", "fp64") and any(v.is_float and not v.zdim and v.kind in ("low", "olp") for v in inputs):
             dn = dtype_name(res.kind, self.fa.compute)
+            res = self.operand_hint(res, inputs, nodes)
             return res.with_step(self.fa.step(n, f"`{what}` promotes the {self.fa.compute} operand to {dn} (type promotion to the widest input)"))
         return res
 
+    def operand_hint(self, res: Val, inputs: list[Val], nodes: list | None) -> Val:
+        """A low-precision activation promoted by one fp32 parameter/buffer/attribute (``k * self.k_a``):
+        the fix casts that operand where it is used (``self.k_a.to(k.dtype)``), unless the fp32 value
+        already carries a hint from further upstream."""
+        if res.hint is not None or not nodes or len(nodes) != len(inputs):
+            return res
+        wide = [(v, nd) for v, nd in zip(inputs, nodes) if v.is_float and not v.zdim and v.kind == res.kind]
+        lows = [(v, nd) for v, nd in zip(inputs, nodes) if v.is_float and not v.zdim and v.kind in ("low", "olp")]
+        if len(wide) != 1 or not lows or wide[0][1] is None or not self.attr_rooted(wide[0][1]):
+            return res
+        for v, nd in lows:
+            anc = self.anchor(nd)
+            if anc is not None and v.kind == "low":
+                return replace(res, hint=("operand", wide[0][1], f"{self.fa.seg(anc)}.dtype", id(self.fa)))
+        return res
+
+    @staticmethod
+    def attr_rooted(node: ast.AST) -> bool:
+        """``self.k_a``, ``self.scale.clamp_max(m).exp()``, ``self.cos_cached[:T]`` (not ``self.norm(x)``)."""
+        while True:
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                return node.value.id == "self"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if isinstance(node.func.value, ast.Name):
+                    return False  # self.method(...) / x.op(...)
+                node = node.func.value
+            elif isinstance(node, (ast.Attribute, ast.Subscript)):
+                node = node.value
+            else:
+                return False
+
+    def operand_nodes(self, n: ast.Call, function: bool, vals: list[Val]) -> list:
+        """The AST nodes of ``[recv] + args`` of a call, with tuple/list arguments flattened like ``vals``."""
+        nodes: list = []
+        if not function and isinstance(n.func, ast.Attribute):
+            nodes.append(n.func.value)
+        nodes.extend(n.args)
+        out: list = []
+        for nd in nodes:
+            if isinstance(nd, (ast.Tuple, ast.List)):
+                out.extend(nd.elts)
+            elif isinstance(nd, ast.Starred):
+                out.append(None)
+            else:
+                out.append(nd)
+        return out if len(out) == len(vals) else []
+
+    def dtype_in_scope(self, kind: str) -> list[str]:
+        """Dtype expressions naming ``kind`` here: captured dtypes (``dtype = x.dtype``) first, then
+        ``t.dtype`` of local tensors of that dtype."""
+        captured, tensors = [], []
+        assigned = self.fa.assignments(self.fn)
+        for name, v in self.cur_env.items():
+            if not isinstance(name, str) or not name.isidentifier():
+                continue
+            if v.kind == "dtype" and v.const == kind and any(
+                    isinstance(a, ast.Attribute) and a.attr == "dtype" for a in assigned.get(name, ())):
+                captured.append(name)
+            elif v.is_tensor and v.kind == kind and not v.zdim:
+                tensors.append(f"{name}.dtype")
+        return captured + tensors
+
     def e_Call(self, n: ast.Call, env) -> Val:
+        self.cur_env = env
         args = [self.eval(a, env) for a in n.args]
         kwargs = {k.arg: self.eval(k.value, env) for k in n.keywords if k.arg}
         for k in n.keywords:
@@ -1148,13 +1218,13 @@ class Frame:
             return UNKNOWN
         if recv_self is not None:
             env[(fn.args.posonlyargs + fn.args.args)[0].arg if (fn.args.posonlyargs + fn.args.args) else "self"] = Val("self")
-        key = (id(fn), self.regime, self.ac, recv_self, tuple(sorted((k, v.kind, v.zdim) for k, v in env.items())))
+        key = (id(fn), self.regime, self.ac, recv_self, tuple(sorted((k, v.kind, v.zdim, id(v.hint[1]) if v.hint else 0) for k, v in env.items())))
         if key in self.fa.memo:
             r, found = self.fa.memo[key]
             if self.report:
                 for f in found:
                     self.fa.record(replace(f, fn_id=self.root))
-            return r
+            return self.output_hint(r, fn, cls, n, args)
         self.fa.memo[key] = (UNKNOWN, [])  # recursion guard
         sub = Frame(self.fa, fn, cls, self.regime, report=self.report, ac=self.ac,
                     self_kept=recv_self[1] if recv_self else "", depth=self.depth + 1,
@@ -1171,7 +1241,37 @@ class Frame:
             r = r.with_step(self.fa.step(n, f"`{self.fa.seg(n.func)}(...)` returns {dtype_name(r.kind, self.fa.compute)}"))
         r = self.keep_cast_marker(r, list(args) + list(kwargs.values()))
         self.fa.memo[key] = (r, collected)
-        return r
+        return self.output_hint(r, fn, cls, n, args)
+
+    def output_hint(self, r: Val, fn: ast.FunctionDef, cls: ClassFacts | None, n: ast.Call, args) -> Val:
+        """A norm or rotary callee that returns float32 for a low-precision input: the fix casts its
+        output back where it is produced (``self.q_norm(x).to(x.dtype)``), unless the fp32 value
+        comes from a hint outside the callee (an argument's source)."""
+        if r.kind not in ("fp32", "fp64") or r.zdim or not n.args:
+            return r
+        if r.hint is not None:
+            node = r.hint[1]
+            inside = getattr(node, "lineno", 0) >= fn.lineno and getattr(node, "end_lineno", 0) <= (fn.end_lineno or 0)
+            if not inside or r.hint[3] != id(self.fa):
+                return r
+        name = f"{self.fa.seg(n.func)} {fn.name} {cls.qname if cls is not None else ''}"
+        if not NORM_OR_ROTARY.search(name):
+            return r
+        x = args[0] if args else UNKNOWN
+        if x.kind != "low" or x.zdim:
+            return r
+        anc = self.anchor(n.args[0])
+        scope = self.dtype_in_scope("low")
+        captured = [c for c in scope if "." not in c]
+        if captured:
+            target = captured[0]
+        elif anc is not None:
+            target = f"{self.fa.seg(anc)}.dtype"
+        elif scope:
+            target = scope[0]  # `self.q_norm(self.wq(x))`: a compute-dtype tensor in scope, `x.dtype`
+        else:
+            return r
+        return replace(r, hint=("output", n, target, id(self.fa)))
 
     def arg_node(self, fn: ast.FunctionDef, n: ast.Call, pname: str, skip_self: bool) -> ast.AST | None:
         positional = [p.arg for p in fn.args.posonlyargs + fn.args.args]
@@ -1430,7 +1530,7 @@ class Frame:
                     target = v
                     break
                 if v.is_tensor and op == "to":
-                    target = dtype_val(v.kind, v.prov)
+                    target = replace(dtype_val(v.kind, v.prov), hint=v.hint)
                     break
             if target is None:
                 if "dtype" in kwargs:
@@ -1448,7 +1548,8 @@ class Frame:
             if kind in ("fp32", "fp64"):
                 if x.kind == kind:
                     return x
-                return tensor(kind, target.prov + (fa.step(n, f"`{fa.seg(n)}` casts to {dtype_name(kind, cd)}"),), zdim=x.zdim, kept=target.kept)
+                return tensor(kind, target.prov + (fa.step(n, f"`{fa.seg(n)}` casts to {dtype_name(kind, cd)}"),), zdim=x.zdim, kept=target.kept,
+                              hint=target.hint)
             return tensor(kind, zdim=x.zdim)
         if op == "type_as":
             t = args[0] if args else UNKNOWN
@@ -1481,7 +1582,12 @@ class Frame:
                 if not any(v.kind == "scalar" and v.scalar_float for v in vals):
                     return tensor("int") if op != "full" else (UNKNOWN if not vals else tensor("int"))
             zd = op in ("zeros", "ones", "empty", "full", "rand", "randn") and self.is_empty_shape(n)
-            return tensor("fp32", (fa.step(n, f"`{fa.seg(n.func)}(...)` without `dtype=` allocates float32 (the default dtype)"),), zdim=zd)
+            hint = None
+            if op in ALLOC_FIX and function and not zd and n.args and "dtype" not in kwargs:
+                cands = self.dtype_in_scope("low")
+                if cands:
+                    hint = ("alloc", n, tuple(cands), id(fa))
+            return tensor("fp32", (fa.step(n, f"`{fa.seg(n.func)}(...)` without `dtype=` allocates float32 (the default dtype)"),), zdim=zd, hint=hint)
         if op in api.like:
             base = recv if recv is not None else UNKNOWN
             if ed is not None:
@@ -1514,6 +1620,7 @@ class Frame:
                 if res is None:
                     return UNKNOWN
                 if res.kind in ("fp32", "fp64") and any(v.kind in ("low", "olp") for v in all_in if v.is_tensor and not v.zdim):
+                    res = self.operand_hint(res, all_in, self.operand_nodes(n, function, all_in))
                     return res.with_step(fa.step(n, f"`{opname}` is an autocast \"promote\" op: it runs in the widest input dtype, float32"))
                 return res
         if op in api.ac_fp32_opt or op in ("mean", "max", "min", "amax", "amin", "std", "var", "norm"):
@@ -1538,17 +1645,19 @@ class Frame:
                     ins.append(v.ref or UNKNOWN)
                 else:
                     ins.append(v)
+            nodes = self.operand_nodes(n, function, ins)
             if op == "where" and ins and ins[0].kind == "bool":
                 ins = ins[1:]
+                nodes = nodes[1:]
             res, _ = promote(ins)
             if res is None:
                 return CAST_UNKNOWN if any(v.kind == "unknown" and v.const == "cast" for v in ins) else UNKNOWN
-            return self.promotion_step(res, ins, n, opname)
+            return self.promotion_step(res, ins, n, opname, nodes)
         if op in api.keep or op in api.ac_lp or op in api.ac_fp32 or op in api.ac_fp32_opt or op in api.ac_promote:
             if op in api.ac_promote or op in ("maximum", "minimum"):
                 res, _ = promote([v for v in all_in if v.is_tensor])
                 if res is not None:
-                    return self.promotion_step(res, all_in, n, opname)
+                    return self.promotion_step(res, all_in, n, opname, self.operand_nodes(n, function, all_in))
             return first if first is not None else UNKNOWN
         if op == "item" or op == "tolist" or op in ("numel", "dim", "element_size", "nelement"):
             return SCALAR
@@ -1791,14 +1900,45 @@ class Frame:
                 return None
             return ("safe", f"Cast `{inp.label}` to `{wt.label}.dtype`", [(inp.node, "cast", f"{wt.label}.dtype")])
         anchor = self.anchor(partner.node)
-        if anchor is None:
-            return None
+        # the dtype the sink casts to: one captured before the promotion (`dtype = qkv.dtype`), else the partner's
+        captured = [c for c in self.dtype_in_scope(partner.val.kind) if "." not in c] if partner.val.kind == "low" else []
+        target = captured[0] if captured else (f"{fa.seg(anchor)}.dtype" if anchor is not None else None)
+        sink_edits, sources, seen = [], [], set()
         for o in wides:
             if o.node is None:
                 return None
-            edits.append((o.node, "cast", f"{fa.seg(anchor)}.dtype"))
+            sink_edits.append((o.node, "cast", target))
+            h = o.val.hint
+            if h is not None and h[3] == id(fa):
+                if id(h[1]) not in seen:
+                    seen.add(id(h[1]))
+                    sources.append(h)
+            else:
+                sources.append(None)
         labels = ", ".join(f"`{fa.seg(o.node)}`" for o in wides)
-        return ("safe", f"Cast {labels} to `{fa.seg(anchor)}.dtype` where it reaches the sink", edits)
+        how = "captured before the promotion" if captured else "where it reaches the sink"
+        sink_title = f"Cast {labels} to `{target}` {how}" if target else ""
+        if sources and all(h is not None for h in sources):
+            titles = []
+            for style, node, arg, _ in sources:
+                if style == "operand":
+                    titles.append(f"cast `{fa.seg(node)}` to `{arg}` where it is used")
+                    edits.append((node, "cast", arg))
+                elif style == "output":
+                    titles.append(f"cast the output of `{fa.seg(node.func)}(...)` back to `{arg}`")
+                    edits.append((node, "cast", arg))
+                else:
+                    dt = target if target in arg else arg[0]
+                    titles.append(f"add `dtype={dt}` to `{fa.seg(node.func)}(...)`")
+                    edits.append((node, "dtype", dt))
+            title = "; ".join(t if titles.count(t) == 1 else f"{t} ({titles.count(t)} sites)"
+                              for i, t in enumerate(titles) if t not in titles[:i])
+            alt = f"; alternative, safe: {sink_title[0].lower() + sink_title[1:]}" if sink_title else ""
+            title = title[0].upper() + title[1:] + f" (at the fp32 source{alt})"
+            return ("unsafe", title, edits)
+        if target is None:
+            return None
+        return ("safe", sink_title, sink_edits)
 
     def anchor(self, node: ast.AST | None) -> ast.AST | None:
         """The simplest sub-expression with the same dtype: ``r.view(B, T, H, -1)`` -> ``r``."""
