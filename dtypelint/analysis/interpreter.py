@@ -931,6 +931,7 @@ class Frame:
     def e_BinOp(self, n: ast.BinOp, env) -> Val:
         a = self.eval(n.left, env)
         b = self.eval(n.right, env)
+        self.cur_env = env
         return self.binop(n.op, a, b, n, n.left, n.right)
 
     def binop(self, op, a: Val, b: Val, n: ast.AST, ln: ast.AST | None, rn: ast.AST | None) -> Val:
@@ -981,6 +982,10 @@ class Frame:
             anc = self.anchor(nd)
             if anc is not None and v.kind == "low":
                 return replace(res, hint=("operand", wide[0][1], f"{self.fa.seg(anc)}.dtype", id(self.fa)))
+        if any(v.kind == "low" for v, _ in lows):
+            scope = self.dtype_in_scope("low")  # `F.silu(self.k_proj(x)) * self.k_scale`: a dtype in scope
+            if scope:
+                return replace(res, hint=("operand", wide[0][1], scope[0], id(self.fa)))
         return res
 
     @staticmethod
@@ -1945,7 +1950,13 @@ class Frame:
         keep = self.api.keep | self.api.split
         while node is not None and not self.simple(node):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in keep:
-                node = node.func.value
+                if self.fa.names.qualify(node.func) is not None:
+                    # a function of a module (`F.silu(x)`), not a tensor method: its first argument
+                    if not node.args or isinstance(node.args[0], ast.Starred):
+                        return None
+                    node = node.args[0]
+                else:
+                    node = node.func.value
             elif isinstance(node, ast.Subscript):
                 node = node.value
             elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
