@@ -158,6 +158,7 @@ class FileAnalysis:
         self.called: set[tuple[str, int]] = set()
         # (regime, sink node) evaluated with every operand's dtype known and compatible somewhere
         self.clean: set[tuple[str, int]] = set()
+        self.clean_at_entry: set[tuple[str, int, int]] = set()  # (regime, sink, entry function)
         self.collectors: list[list[RawFinding]] = []  # findings made inside active calls (for the memo)
         self.memo: dict[Any, Val] = {}
         self.strict_cache: dict[int, tuple[str, ...]] = {}
@@ -310,6 +311,9 @@ class FileAnalysis:
         # known and compatible), so a caller that passes float32 on purpose (a time embedding into
         # a module kept in float32) does not produce a finding; where callers pass only values the
         # analysis cannot follow, the entry-point judgement stands (equal-dtype sinks).
+        for regime, nid, fid in self.clean_at_entry:
+            if (regime, fid) not in self.called:
+                self.clean.add((regime, nid))
         kept = [f for f in self.findings if (f.regime, f.fn_id) not in self.called
                 or (f.code in CONTEXT_CHECKED and (f.regime, id(f.node)) not in self.clean)]
         out: list[RawFinding] = []
@@ -954,12 +958,77 @@ class Frame:
             return tensor("fp32", (self.fa.step(n, "integer true division gives the default dtype float32"),))
         res, winner = promote([a, b])
         if res is None:
+            wide = self.wide_despite_unknown([a, b], [ln, rn])
+            if wide is not None:
+                return wide
             return CAST_UNKNOWN if any(v.kind == "unknown" and v.const == "cast" for v in (a, b)) else UNKNOWN
         if isinstance(op, ast.Add) and self.residual_check(n, a, b, ln, rn):
             # reported: continue with the residual's dtype, as if the fix were applied
             return a if a.kind in ("low", "olp") else b
         return self.promotion_step(res, [a, b], n, {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}.get(type(op), "operator"),
                                    [ln, rn])
+
+    def wide_despite_unknown(self, vals: list[Val], nodes: list) -> Val | None:
+        """Promotion only widens: with a dim>=1 float32 operand the result is at least float32 whatever the
+        unknown operands are (``1.0 / (self.base ** (torch.arange(0, d, 2).float() / d))``, ``t * scale``
+        with ``self.base``/``d``/``scale`` unseen Python scalars).  An fp64 operand could still win; the
+        result is then wider, which the float32 claim does not hide.  Values the author cast to an unseen
+        dtype stay unclaimed, and so do activations (under autocast a layer's inputs are unknown: the
+        residual stream may be float32 or not), so the unknown operands must look like Python scalars:
+        names, attributes and constants, not a parameter taken as an activation, not an indexed tensor."""
+        if any(v.kind == "unknown" and v.const == "cast" for v in vals) or len(nodes) != len(vals):
+            return None
+        for v, nd in zip(vals, nodes):
+            if v.kind == "unknown" and not self.scalar_like(nd):
+                return None
+        if not any(v.kind == "unknown" for v in vals):
+            return None
+        wide = [v for v in vals if v.kind in ("fp32", "fp64") and not v.zdim]
+        if not wide or any(v.kind not in ("unknown", "scalar", "none") and not v.is_tensor for v in vals):
+            return None
+        if all(v.is_tensor or v.kind in ("scalar",) for v in vals):
+            return None
+        best = max(wide, key=lambda v: (v.kind == "fp64", len(v.prov)))
+        return best
+
+    def scalar_like(self, node: ast.AST | None, depth: int = 0) -> bool:
+        """Looks like a Python scalar: constants, attribute chains (``self.base``, ``config.rope_theta``),
+        parameters that are not activations (``dim``, ``base=10000``), locals only ever assigned such
+        values, and arithmetic of those.  Calls, subscripts and activation parameters are not."""
+        if node is None or depth > 6:
+            return False
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        if isinstance(node, ast.Attribute):
+            base = node
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            return isinstance(base, ast.Name) and base.id not in self.activation_params()
+        if isinstance(node, (ast.BinOp,)):
+            return self.scalar_like(node.left, depth + 1) and self.scalar_like(node.right, depth + 1)
+        if isinstance(node, ast.UnaryOp):
+            return self.scalar_like(node.operand, depth + 1)
+        if isinstance(node, ast.Tuple):
+            return all(self.scalar_like(e, depth + 1) for e in node.elts)
+        if isinstance(node, ast.Name):
+            args = self.fn.args
+            params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+            if node.id in params:
+                return node.id not in self.activation_params()
+            values = self.fa.assignments(self.fn).get(node.id)
+            return bool(values) and all(self.scalar_like(v, depth + 1) for v in values)
+        return False
+
+    def activation_params(self) -> set[str]:
+        """Parameters of this function taken as activations (low-precision tensors) by default."""
+        cached = getattr(self, "_act_params", None)
+        if cached is None:
+            args = self.fn.args
+            positional = list(args.posonlyargs) + list(args.args)
+            defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+            cached = {a.arg for a, d in zip(positional, defaults) if self._default_param(a, d).kind == "low"}
+            self._act_params = cached
+        return cached
 
     def promotion_step(self, res: Val, inputs: list[Val], n: ast.AST, what: str, nodes: list | None = None) -> Val:
         if res.kind in ("fp32", "fp64") and any(v.is_float and not v.zdim and v.kind in ("low", "olp") for v in inputs):
@@ -1045,6 +1114,16 @@ class Frame:
         if isinstance(f, ast.Name) and f.id in SCALAR_BUILTINS and f.id not in env and f.id not in self.fa.functions:
             if all(v.kind in ("scalar", "shape", "pybool") for v in args) or f.id in ("int", "float", "len", "round"):
                 return Val("scalar", scalar_float=f.id == "float")
+        if isinstance(f, ast.Name) and f.id in ("enumerate", "zip", "reversed") and f.id not in env \
+                and f.id not in self.fa.functions and n.args and not n.keywords \
+                and not any(isinstance(a, ast.Starred) for a in n.args):
+            # `for i, expert in enumerate(self.experts)`: the elements keep their class / dtype
+            elems = tuple(self.element(v) for v in args)
+            if f.id == "enumerate":
+                return Val("seq", ref=Val("tuple", items=(SCALAR, elems[0])))
+            if f.id == "zip":
+                return Val("seq", ref=Val("tuple", items=elems))
+            return Val("seq", ref=elems[0])
         if isinstance(f, ast.Name) and f.id == "isinstance" and f.id not in env and len(n.args) == 2:
             t = self.qualify(n.args[1], env)
             if args[0].is_tensor and t in ("torch.Tensor", "torch.nn.Parameter"):
@@ -1656,6 +1735,9 @@ class Frame:
                 nodes = nodes[1:]
             res, _ = promote(ins)
             if res is None:
+                wide = self.wide_despite_unknown(ins, nodes)
+                if wide is not None:
+                    return wide
                 return CAST_UNKNOWN if any(v.kind == "unknown" and v.const == "cast" for v in ins) else UNKNOWN
             return self.promotion_step(res, ins, n, opname, nodes)
         if op in api.keep or op in api.ac_lp or op in api.ac_fp32 or op in api.ac_fp32_opt or op in api.ac_promote:
@@ -1725,7 +1807,7 @@ class Frame:
             if ops and all(o.val.is_tensor or o.val.kind in ("scalar", "none") or o.val is CAST_UNKNOWN
                            or (o.val.kind == "unknown" and o.val.const == "cast") for o in ops):
                 # every operand known (or deliberately cast by the author): the sink is fine here
-                self.fa.clean.add((self.regime, id(n)))
+                self.mark_clean(n)
             return
         wide = max(known, key=lambda o: (o.val.kind in ("fp32", "fp64"), o.val.kind == "fp64", len(o.val.prov)))
         low = [o for o in known if o.val.kind != wide.val.kind]
@@ -1742,7 +1824,7 @@ class Frame:
         wide = [o for o in ops if o.val.kind in ("fp32", "fp64") and not o.val.zdim]
         if not wide:
             if ops and all(o.val.is_tensor or o.val.kind in ("scalar", "none") for o in ops):
-                self.fa.clean.add((self.regime, id(n)))
+                self.mark_clean(n)
             return
         lows = [o for o in ops if o.val.kind in ("low", "olp")]
         w = max(wide, key=lambda o: len(o.val.prov))
@@ -1903,7 +1985,12 @@ class Frame:
             wt = next((o for o in [*wides, partner] if o.node is None), None)
             if inp is None or wt is None:
                 return None
-            return ("safe", f"Cast `{inp.label}` to `{wt.label}.dtype`", [(inp.node, "cast", f"{wt.label}.dtype")])
+            wlabel = self.local_text(wt.label)
+            sink_fix = ("safe", f"Cast `{inp.label}` to `{wlabel}.dtype`", [(inp.node, "cast", f"{wlabel}.dtype")])
+            h = inp.val.hint
+            if inp.val.kind in ("fp32", "fp64") and wt.val.kind == "low" and h is not None and h[3] == id(fa):
+                return self.source_fix([h], None, sink_fix[1])
+            return sink_fix
         anchor = self.anchor(partner.node)
         # the dtype the sink casts to: one captured before the promotion (`dtype = qkv.dtype`), else the partner's
         captured = [c for c in self.dtype_in_scope(partner.val.kind) if "." not in c] if partner.val.kind == "low" else []
@@ -1924,26 +2011,42 @@ class Frame:
         how = "captured before the promotion" if captured else "where it reaches the sink"
         sink_title = f"Cast {labels} to `{target}` {how}" if target else ""
         if sources and all(h is not None for h in sources):
-            titles = []
-            for style, node, arg, _ in sources:
-                if style == "operand":
-                    titles.append(f"cast `{fa.seg(node)}` to `{arg}` where it is used")
-                    edits.append((node, "cast", arg))
-                elif style == "output":
-                    titles.append(f"cast the output of `{fa.seg(node.func)}(...)` back to `{arg}`")
-                    edits.append((node, "cast", arg))
-                else:
-                    dt = target if target in arg else arg[0]
-                    titles.append(f"add `dtype={dt}` to `{fa.seg(node.func)}(...)`")
-                    edits.append((node, "dtype", dt))
-            title = "; ".join(t if titles.count(t) == 1 else f"{t} ({titles.count(t)} sites)"
-                              for i, t in enumerate(titles) if t not in titles[:i])
-            alt = f"; alternative, safe: {sink_title[0].lower() + sink_title[1:]}" if sink_title else ""
-            title = title[0].upper() + title[1:] + f" (at the fp32 source{alt})"
-            return ("unsafe", title, edits)
+            return self.source_fix(sources, target, sink_title)
         if target is None:
             return None
         return ("safe", sink_title, sink_edits)
+
+    def local_text(self, text: str) -> str:
+        """``self.head.cell.proj.weight`` seen from a caller's context, as this method spells it
+        (``self.proj.weight``): fix edits are made in this function's body."""
+        if self.self_text != "self" and self.cls is not None and text.startswith(self.self_text + "."):
+            params = self.param_names()
+            me = params[0].arg if params else "self"
+            return me + text[len(self.self_text):]
+        return text
+
+    def source_fix(self, sources: list, target: str | None, sink_title: str):
+        """The fix at the fp32 source(s): cast the operand where it is used, cast a norm/rotary output
+        back, or add `dtype=` to an allocation (unsafe: every later use of the value changes dtype)."""
+        fa = self.fa
+        edits: list = []
+        titles = []
+        for style, node, arg, _ in sources:
+            if style == "operand":
+                titles.append(f"cast `{fa.seg(node)}` to `{arg}` where it is used")
+                edits.append((node, "cast", arg))
+            elif style == "output":
+                titles.append(f"cast the output of `{fa.seg(node.func)}(...)` back to `{arg}`")
+                edits.append((node, "cast", arg))
+            else:
+                dt = target if target is not None and target in arg else arg[0]
+                titles.append(f"add `dtype={dt}` to `{fa.seg(node.func)}(...)`")
+                edits.append((node, "dtype", dt))
+        title = "; ".join(t if titles.count(t) == 1 else f"{t} ({titles.count(t)} sites)"
+                          for i, t in enumerate(titles) if t not in titles[:i])
+        alt = f"; alternative, safe: {sink_title[0].lower() + sink_title[1:]}" if sink_title else ""
+        title = title[0].upper() + title[1:] + f" (at the fp32 source{alt})"
+        return ("unsafe", title, edits)
 
     def anchor(self, node: ast.AST | None) -> ast.AST | None:
         """The simplest sub-expression with the same dtype: ``r.view(B, T, H, -1)`` -> ``r``."""
@@ -1964,6 +2067,15 @@ class Frame:
             else:
                 return None
         return node
+
+    def mark_clean(self, n: ast.AST) -> None:
+        """Every operand of sink ``n`` is known and compatible in this context.  A function's own
+        entry-point run (depth 0, assumed arguments) is remembered apart: once the function turns out to
+        be called in the file, its callers' contexts judge it and the assumption shows nothing."""
+        if self.depth == 0:
+            self.fa.clean_at_entry.add((self.regime, id(n), id(self.fn)))
+        else:
+            self.fa.clean.add((self.regime, id(n)))
 
     def emit(self, code: str, n: ast.AST, sink: str, msg: str, prov: tuple[Step, ...], sink_step: str, fix) -> None:
         if not self.report:

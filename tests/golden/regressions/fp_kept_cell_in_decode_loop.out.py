@@ -16,7 +16,7 @@ class AttentionGRUCell(nn.Module):
         self.rnn = nn.GRUCell(input_size + num_embeddings, hidden_size)
 
     def forward(self, prev_hidden, batch_hidden, char_onehots):
-        scores = self.input_to_hidden(batch_hidden.to(self.head.cell.input_to_hidden.weight.dtype)) + self.hidden_to_hidden(prev_hidden.to(self.head.cell.hidden_to_hidden.weight.dtype)).unsqueeze(1)  # expect: DTL101
+        scores = self.input_to_hidden(batch_hidden.to(self.input_to_hidden.weight.dtype)) + self.hidden_to_hidden(prev_hidden.to(self.hidden_to_hidden.weight.dtype)).unsqueeze(1)  # expect: DTL101
         weights = F.softmax(self.score(torch.tanh(scores)), dim=1, dtype=torch.float32).to(scores.dtype)
         context = torch.matmul(weights.transpose(1, 2), batch_hidden.to(weights.dtype)).squeeze(1)  # expect: DTL101
         return self.rnn(torch.cat([context, char_onehots], 1), prev_hidden)
