@@ -241,3 +241,36 @@ def test_expert_loops_know_the_element_class(build, loop):
     src = MOE.replace("BUILD", build).replace("LOOP", loop)
     assert returned(src, "loaded").kind == "fp32"  # the experts' fp32 scale promotes x
     assert returned(src, "half").kind == "low"
+
+
+def test_called_helper_is_not_cleared_by_its_own_entry_assumption():
+    """deberta `disentangled_att_bias`: judged at its entry with assumed (compute-dtype) arguments the
+    matmul is fine; its callers pass an fp32-biased query; the outermost caller passes unknowns.  The
+    entry assumption must not clear the callers' finding (it is what callers' contexts replace)."""
+    src = '''
+def helper(q, k):
+    return torch.matmul(q, k.transpose(-1, -2))
+
+
+class Attn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.q_bias = nn.Parameter(torch.zeros(d, dtype=torch.float32))
+
+    def forward(self, q, k):
+        return helper(q + self.q_bias, k)
+
+
+class Encoder(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.layers = nn.ModuleList([Attn(d) for _ in range(2)])
+
+    def forward(self, x):
+        h = mystery(x)
+        for i, layer in enumerate(self.layers):
+            h = layer(h, h)
+        return h
+'''
+    found = codes(src)
+    assert (3, "DTL101", ("loaded",)) in found

@@ -1517,7 +1517,7 @@ class Frame:
                 w = self.module_param(ref, "weight", n)
                 if not self.ac:
                     self.matmul_sink(n, [Operand(self.fa.seg(n.args[0]) if n.args else "input", x, n.args[0] if n.args else None),
-                                         Operand(f"{ref.text}.weight", w, None)], f"{ref.text}(...)", module=cname)
+                                         Operand(f"{self.fa.seg(n.func) if isinstance(n.func, ast.Name) else ref.text}.weight", w, None)], f"{ref.text}(...)", module=cname)
                     if x.is_float and w.is_float:
                         # on a mismatch (reported) continue in the lower precision, so one bug gives one finding
                         out = x if x.kind in ("low", "olp") or w.kind == x.kind else w
