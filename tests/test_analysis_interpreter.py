@@ -162,3 +162,115 @@ def test_one_bug_one_finding():
 def test_inplace_ops_keep_the_destination_dtype():
     src = "def f(x, v):\n    x += v.float()\n    return x @ v\n"
     assert codes(src) == []
+
+
+ROTARY_CHAIN = [
+    "inv_freq",
+    "torch.arange(n).float()[:, None] * inv_freq[None, :]",
+    "torch.outer(torch.arange(n).float(), inv_freq)",
+    "torch.cat((inv_freq[None, :] * n, torch.outer(torch.arange(n).float(), inv_freq)), dim=-1).cos()",
+]
+
+
+@pytest.mark.parametrize("sig", ["def f(n, dim, base=10000):", "def f(n, dim, base):",
+                                 "def f(self, n):\n    base, dim = self.base, self.dim"])
+@pytest.mark.parametrize("expr", ROTARY_CHAIN)
+@pytest.mark.parametrize("regime", ["autocast", "half", "loaded"])
+def test_rotary_inverse_frequencies_stay_float32(sig, expr, regime):
+    """Python scalar `**` / `/` an fp32 tensor is fp32 even when the scalar's value is unseen."""
+    src = (f"{sig}\n    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))\n"
+           f"    return {expr}\n")
+    assert returned(src, regime).kind == "fp32"
+
+
+def test_unknown_activation_times_fp32_stays_unknown_under_autocast():
+    # the residual stream under autocast may be float32: no claim (regression fp_opaque_kwargs...)
+    src = ("class M(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+           "        self.w = nn.Parameter(torch.ones(d))\n\n"
+           "    def forward(self, x, mask):\n        return self.w * x[mask]\n")
+    assert returned(src, "autocast").kind == "unknown"
+    src2 = src.replace("x[mask]", "x")
+    assert returned(src2, "autocast").kind == "unknown"
+
+
+@pytest.mark.parametrize("tail,attr,kinds", [
+    ("self.cos = emb.cos()", "self.cos", ("fp32", "fp32", "fp32")),  # plain attribute: never converted
+    ("self.register_buffer('cos_cached', emb.cos(), persistent=False)", "self.cos_cached", ("fp32", "low", "fp32")),
+])
+def test_rotary_tables_plain_attribute_vs_buffer(tail, attr, kinds):
+    src = ("class R(nn.Module):\n    def __init__(self, config, n=2048):\n        super().__init__()\n"
+           "        inv_freq = 1.0 / (config.rope_theta ** (torch.arange(0, config.head_dim, 2).float() / config.head_dim))\n"
+           "        freqs = torch.outer(torch.arange(n).float(), inv_freq)\n"
+           "        emb = torch.cat((freqs, freqs), dim=-1)\n"
+           f"        {tail}\n\n    def forward(self, x):\n        return {attr}\n")
+    assert tuple(returned(src, r).kind for r in ("autocast", "half", "loaded")) == kinds
+
+
+MOE = '''
+class Expert(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.w = nn.Linear(d, d)
+        self.scale = nn.Parameter(torch.ones(d, dtype=torch.float32))
+
+    def forward(self, x):
+        return self.w(x) * self.scale
+
+
+class MoE(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        BUILD
+
+    def forward(self, x):
+        LOOP
+'''
+
+
+@pytest.mark.parametrize("build", [
+    "self.experts = nn.ModuleList([Expert(d) for _ in range(n)])",
+    "self.experts = nn.ModuleList()\n        for _ in range(n):\n            self.experts.append(Expert(d))",
+])
+@pytest.mark.parametrize("loop", [
+    "for i, expert in enumerate(self.experts):\n            x = expert(x)\n        return x",
+    "for expert in self.experts:\n            x = expert(x)\n        return x",
+    "for expert, w in zip(self.experts, range(3)):\n            x = expert(x)\n        return x",
+    "return self.experts[0](x)",
+])
+def test_expert_loops_know_the_element_class(build, loop):
+    src = MOE.replace("BUILD", build).replace("LOOP", loop)
+    assert returned(src, "loaded").kind == "fp32"  # the experts' fp32 scale promotes x
+    assert returned(src, "half").kind == "low"
+
+
+def test_called_helper_is_not_cleared_by_its_own_entry_assumption():
+    """deberta `disentangled_att_bias`: judged at its entry with assumed (compute-dtype) arguments the
+    matmul is fine; its callers pass an fp32-biased query; the outermost caller passes unknowns.  The
+    entry assumption must not clear the callers' finding (it is what callers' contexts replace)."""
+    src = '''
+def helper(q, k):
+    return torch.matmul(q, k.transpose(-1, -2))
+
+
+class Attn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.q_bias = nn.Parameter(torch.zeros(d, dtype=torch.float32))
+
+    def forward(self, q, k):
+        return helper(q + self.q_bias, k)
+
+
+class Encoder(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.layers = nn.ModuleList([Attn(d) for _ in range(2)])
+
+    def forward(self, x):
+        h = mystery(x)
+        for i, layer in enumerate(self.layers):
+            h = layer(h, h)
+        return h
+'''
+    found = codes(src)
+    assert (3, "DTL101", ("loaded",)) in found

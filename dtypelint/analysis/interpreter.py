@@ -70,6 +70,10 @@ OVERFLOW_OPS = frozenset({"masked_fill", "masked_fill_", "fill_", "full", "full_
 # a value cast to a dtype the analysis cannot see (`x.to(get_dtype(m))`): unknown, but marked as
 # deliberately aligned by its author (the marker survives shape ops, modules and helper calls)
 CAST_UNKNOWN = Val("unknown", const="cast")
+# default-dtype factories whose fix is `dtype=` (not arange: `arange(...).float()` is deliberate)
+ALLOC_FIX = frozenset({"zeros", "ones", "empty", "full", "randn", "rand"})
+# callees whose float32 output is cast back where it is produced (norms, rotary embeddings)
+NORM_OR_ROTARY = re.compile(r"norm|rotary|rope|rotate|pos_?emb", re.I)
 
 
 @dataclass(frozen=True)
@@ -154,6 +158,7 @@ class FileAnalysis:
         self.called: set[tuple[str, int]] = set()
         # (regime, sink node) evaluated with every operand's dtype known and compatible somewhere
         self.clean: set[tuple[str, int]] = set()
+        self.clean_at_entry: set[tuple[str, int, int]] = set()  # (regime, sink, entry function)
         self.collectors: list[list[RawFinding]] = []  # findings made inside active calls (for the memo)
         self.memo: dict[Any, Val] = {}
         self.strict_cache: dict[int, tuple[str, ...]] = {}
@@ -306,6 +311,9 @@ class FileAnalysis:
         # known and compatible), so a caller that passes float32 on purpose (a time embedding into
         # a module kept in float32) does not produce a finding; where callers pass only values the
         # analysis cannot follow, the entry-point judgement stands (equal-dtype sinks).
+        for regime, nid, fid in self.clean_at_entry:
+            if (regime, fid) not in self.called:
+                self.clean.add((regime, nid))
         kept = [f for f in self.findings if (f.regime, f.fn_id) not in self.called
                 or (f.code in CONTEXT_CHECKED and (f.regime, id(f.node)) not in self.clean)]
         out: list[RawFinding] = []
@@ -377,6 +385,7 @@ class Frame:
         self.api = fa.api
         self.root = id(fn) if root is None else root  # the entry function this analysis started from
         self.self_text = self_text
+        self.cur_env: dict[str, Val] = {}  # the environment of the call being evaluated (for fix hints)
 
     # -- entry points -------------------------------------------------------------------
     def param_names(self) -> list[ast.arg]:
@@ -876,7 +885,7 @@ class Frame:
             return self.submodule_attr(base.ref, a, n)
         if base.is_tensor:
             if a == "dtype":
-                return dtype_val(base.kind, base.prov)
+                return replace(dtype_val(base.kind, base.prov), hint=base.hint)
             if a in ("T", "mT", "H", "mH", "data", "real"):
                 return base
             if a == "shape":
@@ -926,6 +935,7 @@ class Frame:
     def e_BinOp(self, n: ast.BinOp, env) -> Val:
         a = self.eval(n.left, env)
         b = self.eval(n.right, env)
+        self.cur_env = env
         return self.binop(n.op, a, b, n, n.left, n.right)
 
     def binop(self, op, a: Val, b: Val, n: ast.AST, ln: ast.AST | None, rn: ast.AST | None) -> Val:
@@ -948,19 +958,153 @@ class Frame:
             return tensor("fp32", (self.fa.step(n, "integer true division gives the default dtype float32"),))
         res, winner = promote([a, b])
         if res is None:
+            wide = self.wide_despite_unknown([a, b], [ln, rn])
+            if wide is not None:
+                return wide
             return CAST_UNKNOWN if any(v.kind == "unknown" and v.const == "cast" for v in (a, b)) else UNKNOWN
         if isinstance(op, ast.Add) and self.residual_check(n, a, b, ln, rn):
             # reported: continue with the residual's dtype, as if the fix were applied
             return a if a.kind in ("low", "olp") else b
-        return self.promotion_step(res, [a, b], n, {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}.get(type(op), "operator"))
+        return self.promotion_step(res, [a, b], n, {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}.get(type(op), "operator"),
+                                   [ln, rn])
 
-    def promotion_step(self, res: Val, inputs: list[Val], n: ast.AST, what: str) -> Val:
+    def wide_despite_unknown(self, vals: list[Val], nodes: list) -> Val | None:
+        """Promotion only widens: with a dim>=1 float32 operand the result is at least float32 whatever the
+        unknown operands are (``1.0 / (self.base ** (torch.arange(0, d, 2).float() / d))``, ``t * scale``
+        with ``self.base``/``d``/``scale`` unseen Python scalars).  An fp64 operand could still win; the
+        result is then wider, which the float32 claim does not hide.  Values the author cast to an unseen
+        dtype stay unclaimed, and so do activations (under autocast a layer's inputs are unknown: the
+        residual stream may be float32 or not), so the unknown operands must look like Python scalars:
+        names, attributes and constants, not a parameter taken as an activation, not an indexed tensor."""
+        if any(v.kind == "unknown" and v.const == "cast" for v in vals) or len(nodes) != len(vals):
+            return None
+        for v, nd in zip(vals, nodes):
+            if v.kind == "unknown" and not self.scalar_like(nd):
+                return None
+        if not any(v.kind == "unknown" for v in vals):
+            return None
+        wide = [v for v in vals if v.kind in ("fp32", "fp64") and not v.zdim]
+        if not wide or any(v.kind not in ("unknown", "scalar", "none") and not v.is_tensor for v in vals):
+            return None
+        if all(v.is_tensor or v.kind in ("scalar",) for v in vals):
+            return None
+        best = max(wide, key=lambda v: (v.kind == "fp64", len(v.prov)))
+        return best
+
+    def scalar_like(self, node: ast.AST | None, depth: int = 0) -> bool:
+        """Looks like a Python scalar: constants, attribute chains (``self.base``, ``config.rope_theta``),
+        parameters that are not activations (``dim``, ``base=10000``), locals only ever assigned such
+        values, and arithmetic of those.  Calls, subscripts and activation parameters are not."""
+        if node is None or depth > 6:
+            return False
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        if isinstance(node, ast.Attribute):
+            base = node
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            return isinstance(base, ast.Name) and base.id not in self.activation_params()
+        if isinstance(node, (ast.BinOp,)):
+            return self.scalar_like(node.left, depth + 1) and self.scalar_like(node.right, depth + 1)
+        if isinstance(node, ast.UnaryOp):
+            return self.scalar_like(node.operand, depth + 1)
+        if isinstance(node, ast.Tuple):
+            return all(self.scalar_like(e, depth + 1) for e in node.elts)
+        if isinstance(node, ast.Name):
+            args = self.fn.args
+            params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+            if node.id in params:
+                return node.id not in self.activation_params()
+            values = self.fa.assignments(self.fn).get(node.id)
+            return bool(values) and all(self.scalar_like(v, depth + 1) for v in values)
+        return False
+
+    def activation_params(self) -> set[str]:
+        """Parameters of this function taken as activations (low-precision tensors) by default."""
+        cached = getattr(self, "_act_params", None)
+        if cached is None:
+            args = self.fn.args
+            positional = list(args.posonlyargs) + list(args.args)
+            defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+            cached = {a.arg for a, d in zip(positional, defaults) if self._default_param(a, d).kind == "low"}
+            self._act_params = cached
+        return cached
+
+    def promotion_step(self, res: Val, inputs: list[Val], n: ast.AST, what: str, nodes: list | None = None) -> Val:
         if res.kind in ("fp32", "fp64") and any(v.is_float and not v.zdim and v.kind in ("low", "olp") for v in inputs):
             dn = dtype_name(res.kind, self.fa.compute)
+            res = self.operand_hint(res, inputs, nodes)
             return res.with_step(self.fa.step(n, f"`{what}` promotes the {self.fa.compute} operand to {dn} (type promotion to the widest input)"))
         return res
 
+    def operand_hint(self, res: Val, inputs: list[Val], nodes: list | None) -> Val:
+        """A low-precision activation promoted by one fp32 parameter/buffer/attribute (``k * self.k_a``):
+        the fix casts that operand where it is used (``self.k_a.to(k.dtype)``), unless the fp32 value
+        already carries a hint from further upstream."""
+        if res.hint is not None or not nodes or len(nodes) != len(inputs):
+            return res
+        wide = [(v, nd) for v, nd in zip(inputs, nodes) if v.is_float and not v.zdim and v.kind == res.kind]
+        lows = [(v, nd) for v, nd in zip(inputs, nodes) if v.is_float and not v.zdim and v.kind in ("low", "olp")]
+        if len(wide) != 1 or not lows or wide[0][1] is None or not self.attr_rooted(wide[0][1]):
+            return res
+        for v, nd in lows:
+            anc = self.anchor(nd)
+            if anc is not None and v.kind == "low":
+                return replace(res, hint=("operand", wide[0][1], f"{self.fa.seg(anc)}.dtype", id(self.fa)))
+        if any(v.kind == "low" for v, _ in lows):
+            scope = self.dtype_in_scope("low")  # `F.silu(self.k_proj(x)) * self.k_scale`: a dtype in scope
+            if scope:
+                return replace(res, hint=("operand", wide[0][1], scope[0], id(self.fa)))
+        return res
+
+    @staticmethod
+    def attr_rooted(node: ast.AST) -> bool:
+        """``self.k_a``, ``self.scale.clamp_max(m).exp()``, ``self.cos_cached[:T]`` (not ``self.norm(x)``)."""
+        while True:
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                return node.value.id == "self"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if isinstance(node.func.value, ast.Name):
+                    return False  # self.method(...) / x.op(...)
+                node = node.func.value
+            elif isinstance(node, (ast.Attribute, ast.Subscript)):
+                node = node.value
+            else:
+                return False
+
+    def operand_nodes(self, n: ast.Call, function: bool, vals: list[Val]) -> list:
+        """The AST nodes of ``[recv] + args`` of a call, with tuple/list arguments flattened like ``vals``."""
+        nodes: list = []
+        if not function and isinstance(n.func, ast.Attribute):
+            nodes.append(n.func.value)
+        nodes.extend(n.args)
+        out: list = []
+        for nd in nodes:
+            if isinstance(nd, (ast.Tuple, ast.List)):
+                out.extend(nd.elts)
+            elif isinstance(nd, ast.Starred):
+                out.append(None)
+            else:
+                out.append(nd)
+        return out if len(out) == len(vals) else []
+
+    def dtype_in_scope(self, kind: str) -> list[str]:
+        """Dtype expressions naming ``kind`` here: captured dtypes (``dtype = x.dtype``) first, then
+        ``t.dtype`` of local tensors of that dtype."""
+        captured, tensors = [], []
+        assigned = self.fa.assignments(self.fn)
+        for name, v in self.cur_env.items():
+            if not isinstance(name, str) or not name.isidentifier():
+                continue
+            if v.kind == "dtype" and v.const == kind and any(
+                    isinstance(a, ast.Attribute) and a.attr == "dtype" for a in assigned.get(name, ())):
+                captured.append(name)
+            elif v.is_tensor and v.kind == kind and not v.zdim:
+                tensors.append(f"{name}.dtype")
+        return captured + tensors
+
     def e_Call(self, n: ast.Call, env) -> Val:
+        self.cur_env = env
         args = [self.eval(a, env) for a in n.args]
         kwargs = {k.arg: self.eval(k.value, env) for k in n.keywords if k.arg}
         for k in n.keywords:
@@ -970,6 +1114,16 @@ class Frame:
         if isinstance(f, ast.Name) and f.id in SCALAR_BUILTINS and f.id not in env and f.id not in self.fa.functions:
             if all(v.kind in ("scalar", "shape", "pybool") for v in args) or f.id in ("int", "float", "len", "round"):
                 return Val("scalar", scalar_float=f.id == "float")
+        if isinstance(f, ast.Name) and f.id in ("enumerate", "zip", "reversed") and f.id not in env \
+                and f.id not in self.fa.functions and n.args and not n.keywords \
+                and not any(isinstance(a, ast.Starred) for a in n.args):
+            # `for i, expert in enumerate(self.experts)`: the elements keep their class / dtype
+            elems = tuple(self.element(v) for v in args)
+            if f.id == "enumerate":
+                return Val("seq", ref=Val("tuple", items=(SCALAR, elems[0])))
+            if f.id == "zip":
+                return Val("seq", ref=Val("tuple", items=elems))
+            return Val("seq", ref=elems[0])
         if isinstance(f, ast.Name) and f.id == "isinstance" and f.id not in env and len(n.args) == 2:
             t = self.qualify(n.args[1], env)
             if args[0].is_tensor and t in ("torch.Tensor", "torch.nn.Parameter"):
@@ -1148,13 +1302,13 @@ class Frame:
             return UNKNOWN
         if recv_self is not None:
             env[(fn.args.posonlyargs + fn.args.args)[0].arg if (fn.args.posonlyargs + fn.args.args) else "self"] = Val("self")
-        key = (id(fn), self.regime, self.ac, recv_self, tuple(sorted((k, v.kind, v.zdim) for k, v in env.items())))
+        key = (id(fn), self.regime, self.ac, recv_self, tuple(sorted((k, v.kind, v.zdim, id(v.hint[1]) if v.hint else 0) for k, v in env.items())))
         if key in self.fa.memo:
             r, found = self.fa.memo[key]
             if self.report:
                 for f in found:
                     self.fa.record(replace(f, fn_id=self.root))
-            return r
+            return self.output_hint(r, fn, cls, n, args)
         self.fa.memo[key] = (UNKNOWN, [])  # recursion guard
         sub = Frame(self.fa, fn, cls, self.regime, report=self.report, ac=self.ac,
                     self_kept=recv_self[1] if recv_self else "", depth=self.depth + 1,
@@ -1171,7 +1325,37 @@ class Frame:
             r = r.with_step(self.fa.step(n, f"`{self.fa.seg(n.func)}(...)` returns {dtype_name(r.kind, self.fa.compute)}"))
         r = self.keep_cast_marker(r, list(args) + list(kwargs.values()))
         self.fa.memo[key] = (r, collected)
-        return r
+        return self.output_hint(r, fn, cls, n, args)
+
+    def output_hint(self, r: Val, fn: ast.FunctionDef, cls: ClassFacts | None, n: ast.Call, args) -> Val:
+        """A norm or rotary callee that returns float32 for a low-precision input: the fix casts its
+        output back where it is produced (``self.q_norm(x).to(x.dtype)``), unless the fp32 value
+        comes from a hint outside the callee (an argument's source)."""
+        if r.kind not in ("fp32", "fp64") or r.zdim or not n.args:
+            return r
+        if r.hint is not None:
+            node = r.hint[1]
+            inside = getattr(node, "lineno", 0) >= fn.lineno and getattr(node, "end_lineno", 0) <= (fn.end_lineno or 0)
+            if not inside or r.hint[3] != id(self.fa):
+                return r
+        name = f"{self.fa.seg(n.func)} {fn.name} {cls.qname if cls is not None else ''}"
+        if not NORM_OR_ROTARY.search(name):
+            return r
+        x = args[0] if args else UNKNOWN
+        if x.kind != "low" or x.zdim:
+            return r
+        anc = self.anchor(n.args[0])
+        scope = self.dtype_in_scope("low")
+        captured = [c for c in scope if "." not in c]
+        if captured:
+            target = captured[0]
+        elif anc is not None:
+            target = f"{self.fa.seg(anc)}.dtype"
+        elif scope:
+            target = scope[0]  # `self.q_norm(self.wq(x))`: a compute-dtype tensor in scope, `x.dtype`
+        else:
+            return r
+        return replace(r, hint=("output", n, target, id(self.fa)))
 
     def arg_node(self, fn: ast.FunctionDef, n: ast.Call, pname: str, skip_self: bool) -> ast.AST | None:
         positional = [p.arg for p in fn.args.posonlyargs + fn.args.args]
@@ -1333,7 +1517,7 @@ class Frame:
                 w = self.module_param(ref, "weight", n)
                 if not self.ac:
                     self.matmul_sink(n, [Operand(self.fa.seg(n.args[0]) if n.args else "input", x, n.args[0] if n.args else None),
-                                         Operand(f"{ref.text}.weight", w, None)], f"{ref.text}(...)", module=cname)
+                                         Operand(f"{self.fa.seg(n.func) if isinstance(n.func, ast.Name) else ref.text}.weight", w, None)], f"{ref.text}(...)", module=cname)
                     if x.is_float and w.is_float:
                         # on a mismatch (reported) continue in the lower precision, so one bug gives one finding
                         out = x if x.kind in ("low", "olp") or w.kind == x.kind else w
@@ -1430,7 +1614,7 @@ class Frame:
                     target = v
                     break
                 if v.is_tensor and op == "to":
-                    target = dtype_val(v.kind, v.prov)
+                    target = replace(dtype_val(v.kind, v.prov), hint=v.hint)
                     break
             if target is None:
                 if "dtype" in kwargs:
@@ -1448,7 +1632,8 @@ class Frame:
             if kind in ("fp32", "fp64"):
                 if x.kind == kind:
                     return x
-                return tensor(kind, target.prov + (fa.step(n, f"`{fa.seg(n)}` casts to {dtype_name(kind, cd)}"),), zdim=x.zdim, kept=target.kept)
+                return tensor(kind, target.prov + (fa.step(n, f"`{fa.seg(n)}` casts to {dtype_name(kind, cd)}"),), zdim=x.zdim, kept=target.kept,
+                              hint=target.hint)
             return tensor(kind, zdim=x.zdim)
         if op == "type_as":
             t = args[0] if args else UNKNOWN
@@ -1481,7 +1666,12 @@ class Frame:
                 if not any(v.kind == "scalar" and v.scalar_float for v in vals):
                     return tensor("int") if op != "full" else (UNKNOWN if not vals else tensor("int"))
             zd = op in ("zeros", "ones", "empty", "full", "rand", "randn") and self.is_empty_shape(n)
-            return tensor("fp32", (fa.step(n, f"`{fa.seg(n.func)}(...)` without `dtype=` allocates float32 (the default dtype)"),), zdim=zd)
+            hint = None
+            if op in ALLOC_FIX and function and not zd and n.args and "dtype" not in kwargs:
+                cands = self.dtype_in_scope("low")
+                if cands:
+                    hint = ("alloc", n, tuple(cands), id(fa))
+            return tensor("fp32", (fa.step(n, f"`{fa.seg(n.func)}(...)` without `dtype=` allocates float32 (the default dtype)"),), zdim=zd, hint=hint)
         if op in api.like:
             base = recv if recv is not None else UNKNOWN
             if ed is not None:
@@ -1514,6 +1704,7 @@ class Frame:
                 if res is None:
                     return UNKNOWN
                 if res.kind in ("fp32", "fp64") and any(v.kind in ("low", "olp") for v in all_in if v.is_tensor and not v.zdim):
+                    res = self.operand_hint(res, all_in, self.operand_nodes(n, function, all_in))
                     return res.with_step(fa.step(n, f"`{opname}` is an autocast \"promote\" op: it runs in the widest input dtype, float32"))
                 return res
         if op in api.ac_fp32_opt or op in ("mean", "max", "min", "amax", "amin", "std", "var", "norm"):
@@ -1538,17 +1729,22 @@ class Frame:
                     ins.append(v.ref or UNKNOWN)
                 else:
                     ins.append(v)
+            nodes = self.operand_nodes(n, function, ins)
             if op == "where" and ins and ins[0].kind == "bool":
                 ins = ins[1:]
+                nodes = nodes[1:]
             res, _ = promote(ins)
             if res is None:
+                wide = self.wide_despite_unknown(ins, nodes)
+                if wide is not None:
+                    return wide
                 return CAST_UNKNOWN if any(v.kind == "unknown" and v.const == "cast" for v in ins) else UNKNOWN
-            return self.promotion_step(res, ins, n, opname)
+            return self.promotion_step(res, ins, n, opname, nodes)
         if op in api.keep or op in api.ac_lp or op in api.ac_fp32 or op in api.ac_fp32_opt or op in api.ac_promote:
             if op in api.ac_promote or op in ("maximum", "minimum"):
                 res, _ = promote([v for v in all_in if v.is_tensor])
                 if res is not None:
-                    return self.promotion_step(res, all_in, n, opname)
+                    return self.promotion_step(res, all_in, n, opname, self.operand_nodes(n, function, all_in))
             return first if first is not None else UNKNOWN
         if op == "item" or op == "tolist" or op in ("numel", "dim", "element_size", "nelement"):
             return SCALAR
@@ -1611,7 +1807,7 @@ class Frame:
             if ops and all(o.val.is_tensor or o.val.kind in ("scalar", "none") or o.val is CAST_UNKNOWN
                            or (o.val.kind == "unknown" and o.val.const == "cast") for o in ops):
                 # every operand known (or deliberately cast by the author): the sink is fine here
-                self.fa.clean.add((self.regime, id(n)))
+                self.mark_clean(n)
             return
         wide = max(known, key=lambda o: (o.val.kind in ("fp32", "fp64"), o.val.kind == "fp64", len(o.val.prov)))
         low = [o for o in known if o.val.kind != wide.val.kind]
@@ -1628,7 +1824,7 @@ class Frame:
         wide = [o for o in ops if o.val.kind in ("fp32", "fp64") and not o.val.zdim]
         if not wide:
             if ops and all(o.val.is_tensor or o.val.kind in ("scalar", "none") for o in ops):
-                self.fa.clean.add((self.regime, id(n)))
+                self.mark_clean(n)
             return
         lows = [o for o in ops if o.val.kind in ("low", "olp")]
         w = max(wide, key=lambda o: len(o.val.prov))
@@ -1789,23 +1985,81 @@ class Frame:
             wt = next((o for o in [*wides, partner] if o.node is None), None)
             if inp is None or wt is None:
                 return None
-            return ("safe", f"Cast `{inp.label}` to `{wt.label}.dtype`", [(inp.node, "cast", f"{wt.label}.dtype")])
+            wlabel = self.local_text(wt.label)
+            sink_fix = ("safe", f"Cast `{inp.label}` to `{wlabel}.dtype`", [(inp.node, "cast", f"{wlabel}.dtype")])
+            h = inp.val.hint
+            if inp.val.kind in ("fp32", "fp64") and wt.val.kind == "low" and h is not None and h[3] == id(fa):
+                return self.source_fix([h], None, sink_fix[1])
+            return sink_fix
         anchor = self.anchor(partner.node)
-        if anchor is None:
-            return None
+        # the dtype the sink casts to: one captured before the promotion (`dtype = qkv.dtype`), else the partner's
+        captured = [c for c in self.dtype_in_scope(partner.val.kind) if "." not in c] if partner.val.kind == "low" else []
+        target = captured[0] if captured else (f"{fa.seg(anchor)}.dtype" if anchor is not None else None)
+        sink_edits, sources, seen = [], [], set()
         for o in wides:
             if o.node is None:
                 return None
-            edits.append((o.node, "cast", f"{fa.seg(anchor)}.dtype"))
+            sink_edits.append((o.node, "cast", target))
+            h = o.val.hint
+            if h is not None and h[3] == id(fa):
+                if id(h[1]) not in seen:
+                    seen.add(id(h[1]))
+                    sources.append(h)
+            else:
+                sources.append(None)
         labels = ", ".join(f"`{fa.seg(o.node)}`" for o in wides)
-        return ("safe", f"Cast {labels} to `{fa.seg(anchor)}.dtype` where it reaches the sink", edits)
+        how = "captured before the promotion" if captured else "where it reaches the sink"
+        sink_title = f"Cast {labels} to `{target}` {how}" if target else ""
+        if sources and all(h is not None for h in sources):
+            return self.source_fix(sources, target, sink_title)
+        if target is None:
+            return None
+        return ("safe", sink_title, sink_edits)
+
+    def local_text(self, text: str) -> str:
+        """``self.head.cell.proj.weight`` seen from a caller's context, as this method spells it
+        (``self.proj.weight``): fix edits are made in this function's body."""
+        if self.self_text != "self" and self.cls is not None and text.startswith(self.self_text + "."):
+            params = self.param_names()
+            me = params[0].arg if params else "self"
+            return me + text[len(self.self_text):]
+        return text
+
+    def source_fix(self, sources: list, target: str | None, sink_title: str):
+        """The fix at the fp32 source(s): cast the operand where it is used, cast a norm/rotary output
+        back, or add `dtype=` to an allocation (unsafe: every later use of the value changes dtype)."""
+        fa = self.fa
+        edits: list = []
+        titles = []
+        for style, node, arg, _ in sources:
+            if style == "operand":
+                titles.append(f"cast `{fa.seg(node)}` to `{arg}` where it is used")
+                edits.append((node, "cast", arg))
+            elif style == "output":
+                titles.append(f"cast the output of `{fa.seg(node.func)}(...)` back to `{arg}`")
+                edits.append((node, "cast", arg))
+            else:
+                dt = target if target is not None and target in arg else arg[0]
+                titles.append(f"add `dtype={dt}` to `{fa.seg(node.func)}(...)`")
+                edits.append((node, "dtype", dt))
+        title = "; ".join(t if titles.count(t) == 1 else f"{t} ({titles.count(t)} sites)"
+                          for i, t in enumerate(titles) if t not in titles[:i])
+        alt = f"; alternative, safe: {sink_title[0].lower() + sink_title[1:]}" if sink_title else ""
+        title = title[0].upper() + title[1:] + f" (at the fp32 source{alt})"
+        return ("unsafe", title, edits)
 
     def anchor(self, node: ast.AST | None) -> ast.AST | None:
         """The simplest sub-expression with the same dtype: ``r.view(B, T, H, -1)`` -> ``r``."""
         keep = self.api.keep | self.api.split
         while node is not None and not self.simple(node):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in keep:
-                node = node.func.value
+                if self.fa.names.qualify(node.func) is not None:
+                    # a function of a module (`F.silu(x)`), not a tensor method: its first argument
+                    if not node.args or isinstance(node.args[0], ast.Starred):
+                        return None
+                    node = node.args[0]
+                else:
+                    node = node.func.value
             elif isinstance(node, ast.Subscript):
                 node = node.value
             elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
@@ -1813,6 +2067,15 @@ class Frame:
             else:
                 return None
         return node
+
+    def mark_clean(self, n: ast.AST) -> None:
+        """Every operand of sink ``n`` is known and compatible in this context.  A function's own
+        entry-point run (depth 0, assumed arguments) is remembered apart: once the function turns out to
+        be called in the file, its callers' contexts judge it and the assumption shows nothing."""
+        if self.depth == 0:
+            self.fa.clean_at_entry.add((self.regime, id(n), id(self.fn)))
+        else:
+            self.fa.clean.add((self.regime, id(n)))
 
     def emit(self, code: str, n: ast.AST, sink: str, msg: str, prov: tuple[Step, ...], sink_step: str, fix) -> None:
         if not self.report:

@@ -11,7 +11,7 @@ the fp32 source to the sink.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 FLOATS = ("low", "olp", "fp32", "fp64")
@@ -41,6 +41,10 @@ class Val:
     ref: Any = None  # ModuleRef for submodules, FuncRef for functions
     kept: str = ""  # non-empty: output of an fp32-kept module (its name), for DTL104
     scalar_float: bool = False  # Python float (vs int), for int-tensor promotion
+    # where a fix at the fp32 source is possible (rules.py builds it): ("operand", node, dtype_expr),
+    # ("output", call_node, dtype_expr) or ("alloc", call_node, (dtype_expr, ...)); None otherwise.
+    # Not part of equality: it never changes what the analysis claims.
+    hint: Any = field(default=None, compare=False)
 
     @property
     def is_tensor(self) -> bool:
@@ -64,8 +68,8 @@ NONE = Val("none")
 SCALAR = Val("scalar")
 
 
-def tensor(kind: str, prov: tuple[Step, ...] = (), zdim: bool = False, kept: str = "") -> Val:
-    return Val(kind, zdim=zdim, prov=prov, kept=kept)
+def tensor(kind: str, prov: tuple[Step, ...] = (), zdim: bool = False, kept: str = "", hint: Any = None) -> Val:
+    return Val(kind, zdim=zdim, prov=prov, kept=kept, hint=hint)
 
 
 def dtype_val(kind: str, prov: tuple[Step, ...] = ()) -> Val:
@@ -112,7 +116,7 @@ def promote(vals: list[Val]) -> tuple[Val | None, Val | None]:
             return tensor(kind, best.prov), best
         if best.kind != kind:  # low + olp
             return tensor(kind, best.prov, kept=best.kept), best
-        return tensor(kind, best.prov, kept=best.kept), best
+        return tensor(kind, best.prov, kept=best.kept, hint=best.hint), best
     if zeros:
         kind = zeros[0].kind
         best = zeros[0]

@@ -286,6 +286,7 @@ def class_facts(cls: ast.ClassDef, names: Names, filename: str) -> ClassFacts:
 def _read_init(init, names: Names, filename: str, attrs: dict) -> None:
     if init is not None:
         local: dict[str, ast.AST] = {}
+        appended: dict[str, set[str]] = {}  # classes appended to an empty ModuleList attribute
         for node in _statements(init.body):
             if isinstance(node, ast.Assign):
                 for t in node.targets:
@@ -300,6 +301,18 @@ def _read_init(init, names: Names, filename: str, attrs: dict) -> None:
             elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
                 call = node.value
                 f = call.func
+                if isinstance(f, ast.Attribute) and f.attr in ("append", "extend") and call.args \
+                        and isinstance(f.value, ast.Attribute) and isinstance(f.value.value, ast.Name) \
+                        and f.value.value.id == "self" and f.value.attr in attrs:
+                    # `self.experts = nn.ModuleList()` ... `self.experts.append(Expert(d))`
+                    a = attrs[f.value.attr]
+                    if a.kind == "module" and a.cls == "torch.nn.ModuleList" and (not a.elem or f.value.attr in appended):
+                        arg = call.args[0]
+                        elem = _element_class([arg], names)
+                        seen = appended.setdefault(f.value.attr, set())
+                        seen.add(elem)
+                        one = next(iter(seen)) if len(seen) == 1 else ""
+                        attrs[f.value.attr] = replace(a, elem=one)
                 if isinstance(f, ast.Attribute) and f.attr in ("register_buffer", "register_parameter") and call.args:
                     name_node = call.args[0]
                     val = call.args[1] if len(call.args) > 1 else _kw(call, "tensor") or _kw(call, "param")

@@ -83,6 +83,15 @@ def build_fix(fa, spec) -> Fix | None:
             else:
                 edits.append(Edit("(", Position(sr, sc), Position(sr, sc)))
                 edits.append(Edit(f").to({arg})", Position(er, ec), Position(er, ec)))
+        elif kind == "dtype":
+            # add `dtype=` as the last argument of an allocation: `torch.zeros(a, b)` -> `torch.zeros(a, b, dtype=x)`
+            text = fa.segment(node) or ""
+            if not text.endswith(")") or ec < 2:
+                return None
+            # the last code character before `)`, ignoring comments on the call's own lines
+            code = "\n".join(line.split("#", 1)[0] for line in text[:-1].splitlines()).rstrip()
+            sep = "" if code.endswith("(") else (" " if code.endswith(",") else ", ")
+            edits.append(Edit(f"{sep}dtype={arg}", Position(er, ec - 1), Position(er, ec - 1)))
         elif kind == "replace":
             edits.append(Edit(arg, Position(sr, sc), Position(er, ec)))
     if not edits:

@@ -43,7 +43,7 @@ class DecoderSelfAttention(nn.Module):
 
     def forward(self, x, cos, sin, k_cache, v_cache, start_pos: int):
         B, T, _ = x.shape
-        q = project(self.wq, self.q_norm(x)).view(B, T, self.n_heads, self.head_dim)
+        q = project(self.wq, self.q_norm(x).to(x.dtype)).view(B, T, self.n_heads, self.head_dim)
         k = self.wk(x).view(B, T, self.n_heads, self.head_dim)
         v = self.wv(x).view(B, T, self.n_heads, self.head_dim)
         q = apply_rotary(q, cos, sin).transpose(1, 2)
@@ -54,5 +54,5 @@ class DecoderSelfAttention(nn.Module):
         v_cache[:, :, start_pos:start_pos + T] = v
         keys = k_cache[:, :, : start_pos + T]
         values = v_cache[:, :, : start_pos + T]
-        out = F.scaled_dot_product_attention(q.to(keys.dtype), keys, values, is_causal=T > 1)  # expect: DTL102
+        out = F.scaled_dot_product_attention(q, keys, values, is_causal=T > 1)  # expect: DTL102
         return self.wo(out.transpose(1, 2).reshape(B, T, -1))

@@ -13,8 +13,8 @@ class KVCache(nn.Module):
         self.max_len = max_len
 
     def update(self, k_new, v_new):
-        self.k = torch.cat((self.k, k_new), dim=2)
-        self.v = torch.cat((self.v, v_new), dim=2)
+        self.k = torch.cat((self.k.to(k_new.dtype), k_new), dim=2)
+        self.v = torch.cat((self.v.to(v_new.dtype), v_new), dim=2)
         return self.k, self.v
 
 
@@ -38,7 +38,7 @@ class CachedAttention(nn.Module):
         k, v = self.split_heads(k), self.split_heads(v)
         if use_cache:
             k, v = self.cache.update(k, v)
-        attn = F.scaled_dot_product_attention(q, k.to(q.dtype), v.to(q.dtype))  # expect: DTL102
+        attn = F.scaled_dot_product_attention(q, k, v)  # expect: DTL102
         B, H, T, D = attn.shape
         return self.out(attn.transpose(1, 2).reshape(B, T, H * D))
 

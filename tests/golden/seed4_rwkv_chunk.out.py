@@ -42,8 +42,8 @@ class TimeMix(nn.Module):
         a = torch.sigmoid(self.a_proj(x))
         kk = k * self.k_k
         kk = F.normalize(kk.view(B, T, H, -1), dim=-1, p=2.0).view(B, T, C)
-        k = k.addcmul(k * (a - 1), self.k_a)
-        out = chunk_linear_attn(r.view(B, T, H, -1), k.view(B, T, H, -1).to(r.dtype), v.view(B, T, H, -1), self.decay)  # expect: DTL102
+        k = k.addcmul(k * (a - 1), self.k_a.to(k.dtype))
+        out = chunk_linear_attn(r.view(B, T, H, -1), k.view(B, T, H, -1), v.view(B, T, H, -1), self.decay)  # expect: DTL102
         out = out.reshape(B * T, C)
         out = self.ln_x(out).view(B, T, C)
         return self.output(out + kk * 0.0)
