@@ -17,10 +17,11 @@ Behaviour (modelled on ruff):
   nothing applies), every message to standard error.
 - ``--show-fixes``: list the fixes applied (or, with ``--diff``, that would be).
 
-When files were written, the whole run is repeated (at most ``PROJECT_ROUNDS``
-times, cached files are not re-analysed) so that a fix that changes a fact other
-files depend on (a helper's return dtype, a base class) is seen by them, and the
-findings reported at the end describe the files as they are now on disk.
+When a written file's contribution to the project index changed (a helper's return
+dtype, a base class: facts other files depend on), the whole run is repeated (at most
+``PROJECT_ROUNDS`` times; unchanged files come from the cache) so the other files see
+the new facts, and the findings reported at the end describe the files as they are
+now on disk.  Otherwise one round is enough.
 """
 
 from __future__ import annotations
@@ -41,6 +42,20 @@ EXIT_CLEAN, EXIT_FINDINGS = 0, 1
 
 def _is_problem(d: Diagnostic) -> bool:
     return d.code.startswith("DTL0")
+
+
+def _summary_changed(task, report) -> bool:
+    """Whether a fix changed what the file contributes to the project index."""
+    from dtypelint import analysis
+
+    if task is None:
+        return True
+    try:
+        before = analysis.summarize(report.original, task.module_name, task.filename)
+        after = analysis.summarize(report.text, task.module_name, task.filename)
+    except Exception:
+        return True
+    return repr(before) != repr(after)
 
 
 def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], stdin_task,
@@ -64,7 +79,8 @@ def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], s
     for _ in range(rounds):
         result = run(tasks, options)
         outcomes = result.outcomes
-        wrote = False
+        facts_changed = False
+        by_name = {t.filename: t for t in tasks}
         for o in outcomes:
             report = o.fix
             if report is None:
@@ -73,8 +89,9 @@ def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], s
             if report.changed:
                 first = changed.get(o.filename, (report.original, report.text))[0]
                 changed[o.filename] = (first, report.text)
-            wrote = wrote or report.written
-        if not wrote:
+            if report.written and not facts_changed:
+                facts_changed = _summary_changed(by_name.get(o.filename), report)
+        if not facts_changed:  # no file's cross-file facts changed: the other files' results stand
             break
 
     remaining = sorted([d for o in outcomes for d in o.diagnostics] + list(problems), key=Diagnostic.sort_key)
