@@ -134,7 +134,10 @@ def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], s
                 msg += f" {hidden} hidden {'fix' if hidden == 1 else 'fixes'} can be enabled with the `--unsafe-fixes` option."
             print(msg, file=sys.stderr if (diff or stdin_mode) else sys.stdout)
     else:
-        emit(make_report(remaining, n_fixed), msg_stream)
+        stdin_text = None
+        if stdin_mode and outcomes and outcomes[0].fix is not None:
+            stdin_text = outcomes[0].fix.text  # the findings' positions refer to the fixed source
+        emit(make_report(remaining, n_fixed, stdin_text), msg_stream)
 
     if show_fixes:
         msg_stream.write(fixes_listing(fixed.items(), would=diff))
