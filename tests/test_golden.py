@@ -81,9 +81,11 @@ def test_goldens_are_the_fixtures():
 
 
 def _dtl(args, cwd):
+    """The real console script (this checkout first on the path), or ``python -m dtypelint``."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
-    return subprocess.run([sys.executable, "-m", "dtypelint", "check", "--no-cache", *args], cwd=cwd,
-                          capture_output=True, env=env, timeout=300)
+    script = Path(sys.executable).parent / "dtypelint"
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "dtypelint"]
+    return subprocess.run([*cmd, "check", "--no-cache", *args], cwd=cwd, capture_output=True, env=env, timeout=300)
 
 
 def test_fix_produces_the_goldens_and_is_idempotent(tmp_path):
