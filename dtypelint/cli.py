@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -21,7 +20,7 @@ from rich.table import Table
 from dtypelint import __version__
 from dtypelint.cache import Cache, clean as clean_cache, default_cache_dir
 from dtypelint.catalog import load_catalog
-from dtypelint.config import ConfigError, ConfigResolver, Settings, expand_codes
+from dtypelint.config import ConfigError, ConfigResolver, expand_codes
 from dtypelint.discovery import discover
 from dtypelint.engine import (
     CheckTask, RunOptions, build_tasks, enabled_for, known_codes, problem, run,
@@ -92,12 +91,27 @@ def _codes_option(value: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied (with --diff: that would be applied).")
 @click.option("--fix-only", is_flag=True, help="Apply fixes but do not report the findings that remain (implies --fix).")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when any fix was applied, even if no findings remain.")
+@click.option("--no-default-paths", is_flag=True,
+              help="With no PATHS, check nothing (instead of the current folder): for hooks that pass file names.")
+@click.option("--baseline", "baseline_file", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE",
+              help="Report only findings that are not recorded in this baseline file.")
+@click.option("--write-baseline", "write_baseline_file", type=click.Path(path_type=Path, dir_okay=False),
+              metavar="FILE", help="Record every current finding in FILE and exit 0.")
 def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None, select, extend_select, ignore,
           config_file: Path | None, isolated: bool, jobs: int | None, no_cache: bool, cache_dir: Path | None,
           stdin_filename: str | None, exit_zero: bool, quiet: bool, in_process: bool, fix: bool = False,
           unsafe_fixes: bool = False, diff: bool = False, show_fixes: bool = False, fix_only: bool = False,
-          exit_non_zero_on_fix: bool = False) -> None:
+          exit_non_zero_on_fix: bool = False, no_default_paths: bool = False,
+          baseline_file: Path | None = None, write_baseline_file: Path | None = None) -> None:
     """Check PATHS (files or folders; default: the current folder; '-' reads standard input)."""
+    from dtypelint import baseline
+
+    known_fingerprints = None
+    if baseline_file is not None and write_baseline_file is None:
+        try:
+            known_fingerprints = baseline.load_baseline(baseline_file)
+        except baseline.BaselineError as exc:
+            raise fail(str(exc))
     codes = known_codes()
     cli_overrides: dict = {}
     try:
@@ -112,11 +126,8 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
                 expand_codes(value, codes)
             except ConfigError as exc:
                 raise ConfigError(f"--{key.replace('_', '-')}: {exc}") from None
-        resolver = ConfigResolver(known_codes=codes, config_file=config_file, isolated=isolated)
-        resolver.cli = _merging_cli(cli_overrides)
-        if resolver._fixed is not None:  # --config / --isolated: apply CLI overrides too
-            resolver._fixed = _apply(resolver._fixed, cli_overrides)
-        paths_list = list(paths) or [Path(".")]
+        resolver = ConfigResolver(known_codes=codes, config_file=config_file, isolated=isolated, cli=cli_overrides)
+        paths_list = list(paths) or ([] if no_default_paths else [Path(".")])
         stdin_task: CheckTask | None = None
         if any(str(p) == "-" for p in paths_list):
             if len(paths_list) > 1:
@@ -167,6 +178,17 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
                     unsafe_fixes=unsafe_fixes)
     if stdin_task is not None and stdin_task.data is not None:
         report.texts[stdin_task.filename] = stdin_task.data.decode("utf-8", errors="replace")
+    if write_baseline_file is not None:
+        try:
+            n = baseline.write_baseline(write_baseline_file, report.diagnostics, report.texts)
+        except baseline.BaselineError as exc:
+            raise fail(str(exc))
+        if not quiet:
+            click.echo(f"Recorded {n} {'finding' if n == 1 else 'findings'} in {write_baseline_file}.", err=True)
+        raise click.exceptions.Exit(EXIT_CLEAN)
+    if known_fingerprints is not None:
+        report.diagnostics, report.baselined = baseline.filter_new(
+            report.diagnostics, baseline_file, known_fingerprints, report.texts)
     _emit(report, output_format, output_file, quiet)
     if exit_zero:
         raise click.exceptions.Exit(EXIT_CLEAN)
@@ -177,14 +199,6 @@ def _display(path: Path) -> str:
     from dtypelint.engine import display_name
 
     return display_name(path)
-
-
-def _apply(settings: Settings, overrides: dict) -> Settings:
-    return replace(settings, **overrides) if overrides else settings
-
-
-def _merging_cli(overrides: dict) -> dict:
-    return dict(overrides)
 
 
 def _run_with_progress(tasks, options: RunOptions, show: bool):

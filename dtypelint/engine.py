@@ -137,8 +137,7 @@ def parse_error(exc: cst.ParserSyntaxError, text: str, filename: str) -> Diagnos
 def analyse_text(source: SourceFile, task: CheckTask, index: ProjectIndex) -> tuple[list[Diagnostic], dict[str, str], bool]:
     """Prefilter, parse and analyse decoded text. Returns (diagnostics, index deps, parsed)."""
     text = source.text
-    sup = parse_suppressions(text)
-    if sup.skip_file:
+    if "skip-file" in text and parse_suppressions(text).skip_file:
         return [], {}, False
     if not analysis.might_contain_hazard(text, task.settings):
         return [], {}, False
@@ -146,18 +145,22 @@ def analyse_text(source: SourceFile, task: CheckTask, index: ProjectIndex) -> tu
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         diags = [parse_error(exc, text, task.filename)]
-        return _select(diags, task, sup), {}, False
+        return _select(diags, task, text), {}, False
     view = index.view()
     ctx = CheckContext(
         filename=task.filename, path=task.path, module_name=task.module_name, source=source,
         module=module, settings=task.settings, enabled=task.enabled, index=view,
     )
     diags = analysis.check(ctx)
-    return _select(diags, task, sup), view.dependencies(), True
+    return _select(diags, task, text), view.dependencies(), True
 
 
-def _select(diags: Iterable[Diagnostic], task: CheckTask, sup) -> list[Diagnostic]:
-    out = [d for d in diags if d.code in task.enabled and not sup.suppresses(d.code, d.start.row)]
+def _select(diags: Iterable[Diagnostic], task: CheckTask, text: str) -> list[Diagnostic]:
+    """Keep enabled, unsuppressed findings; comments are only tokenized when there is a finding."""
+    out = [d for d in diags if d.code in task.enabled]
+    if out:
+        sup = parse_suppressions(text)
+        out = [d for d in out if not sup.suppresses(d.code, d.start.row)]
     return sorted(out, key=Diagnostic.sort_key)
 
 
@@ -188,12 +191,17 @@ def _check_bytes(task: CheckTask, data: bytes, index: ProjectIndex, cache: Cache
         out.parsed = cached["parsed"]
         out.failed = cached["failed"]
         return out
-    try:
-        source = SourceFile.from_bytes(data)
-    except SourceError as exc:
-        code = _SOURCE_ERROR_CODES[exc.kind]
-        return _fail(out, problem(code, task.filename, exc.message, row=exc.row), task)
-    out, deps = check_source(source, task, index)
+    if (task.path or Path(task.filename)).suffix == ".ipynb":  # code cells, mapped back to cells
+        from dtypelint.notebooks import check_notebook
+
+        out, deps = check_notebook(data, task, index)
+    else:
+        try:
+            source = SourceFile.from_bytes(data)
+        except SourceError as exc:
+            code = _SOURCE_ERROR_CODES[exc.kind]
+            return _fail(out, problem(code, task.filename, exc.message, row=exc.row), task)
+        out, deps = check_source(source, task, index)
     if deps is not None:  # internal failures are not cached: the next run tries again
         cache.put("check", key, {
             "deps": deps, "parsed": out.parsed, "failed": out.failed,

@@ -11,7 +11,7 @@ from dtypelint import analysis
 
 
 @pytest.fixture
-def counting(monkeypatch, fake_rule):
+def counting(monkeypatch, hazard_rule):
     calls: list[str] = []
     real_check = analysis.check
 
@@ -45,7 +45,7 @@ def test_second_run_is_served_from_cache(tmp_path, monkeypatch, invoke, counting
     assert len(counting) == 7
 
 
-def test_dependency_change_invalidates_dependents(tmp_path, monkeypatch, invoke, fake_rule):
+def test_dependency_change_invalidates_dependents(tmp_path, monkeypatch, invoke, hazard_rule):
     """a.py's result depends on a project-index entry from b.py; editing b.py must re-analyse a.py."""
     from dtypelint.diagnostics import Diagnostic, Position
 
@@ -79,7 +79,7 @@ def test_corrupt_cache_entries_are_misses(tmp_path, monkeypatch, invoke, countin
     assert res.exit_code == 1 and len(counting) == 2
 
 
-def test_cache_dir_option_and_clean(tmp_path, monkeypatch, invoke, fake_rule):
+def test_cache_dir_option_and_clean(tmp_path, monkeypatch, invoke, hazard_rule):
     write_tree(tmp_path, {"a.py": "import torch\n"})
     monkeypatch.chdir(tmp_path)
     invoke(["check", "--in-process", "--cache-dir", "cc"])

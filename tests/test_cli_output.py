@@ -12,7 +12,7 @@ MODEL = "import torch\n\n\ndef attend(attn, v):\n    return HAZARD @ v\n"
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch, fake_rule):
+def project(tmp_path, monkeypatch, hazard_rule):
     write_tree(tmp_path, {"model.py": MODEL, "clean.py": "import torch\nx = 1\n"})
     monkeypatch.chdir(tmp_path)
     return tmp_path

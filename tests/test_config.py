@@ -78,7 +78,7 @@ def test_sinks_are_parsed(tmp_path):
     assert (sink.name, sink.contract, sink.args, sink.positions) == ("lib.k.attn", "half-only", ("q", "k"), (1, 2))
 
 
-def test_select_ignore_per_file_ignores(tmp_path, fake_rule, invoke, monkeypatch):
+def test_select_ignore_per_file_ignores(tmp_path, hazard_rule, invoke, monkeypatch):
     write_tree(tmp_path, {
         "pyproject.toml": f'[tool.dtypelint]\nper-file-ignores = {{ "tests/*" = ["{FAKE_CODE}"] }}\n',
         "src/m.py": MODEL, "tests/t.py": MODEL,

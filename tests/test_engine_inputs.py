@@ -33,7 +33,7 @@ def test_each_kind_of_bad_input_is_reported_and_the_rest_is_linted(tmp_path):
         "syntax.py": "import torch\ndef f(x)\n    return x\n",
         "binary.py": b"import torch\x00\x01\x02",
         "undecodable.py": b"import torch\nx = '\xe9'\n",
-        "deep.py": "import torch\nx = " + "(" * 20000 + "1" + ")" * 20000 + "\n",
+        "deep.py": "import torch\ndef f(x):\n    return x\nx = " + "(" * 20000 + "1" + ")" * 20000 + "\n",
         "latin1.py": b"# -*- coding: latin-1 -*-\nimport torch\nx = '\xe9'\n",
         "bom.py": b"\xef\xbb\xbfimport torch\nx = 1\n",
     })
@@ -73,10 +73,10 @@ def test_analysis_exception_becomes_dtl005_on_that_file_only(monkeypatch):
         return []
 
     monkeypatch.setattr(analysis, "check", boom)
-    diags = lint_source("import torch\nexplode = 1\n", "a.py")
+    diags = lint_source("import torch\nexplode = 1\ndef f(x):\n    return x\n", "a.py")
     assert [d.code for d in diags] == ["DTL005"]
     assert "ZeroDivisionError: synthetic" in diags[0].message
-    assert lint_source("import torch\nfine = 1\n", "b.py") == []
+    assert lint_source("import torch\nfine = 1\ndef f(x):\n    return x\n", "b.py") == []
 
 
 def test_prefilter_skips_files_that_cannot_hold_a_hazard(monkeypatch):
@@ -84,18 +84,19 @@ def test_prefilter_skips_files_that_cannot_hold_a_hazard(monkeypatch):
     monkeypatch.setattr(analysis, "check", lambda ctx: seen.append(ctx.filename) or [])
     lint_source("def f(x:\n", "no_torch_but_broken.py")  # not parsed: no syntax error either
     lint_source("x = 1\n", "plain.py")
-    lint_source("import torch\nx = 1\n", "model.py")
+    lint_source("import torch\n\ndef f(q, k):\n    return q.float() @ k\n", "model.py")
     assert seen == ["model.py"]
 
 
-@pytest.mark.parametrize("text,row", [("import torch\nx = (\n", 2), ("import torch\n  x = 1\n", 2)])
+@pytest.mark.parametrize("text,row", [("import torch\ndef f(x):\n    return (\n", 3),
+                                      ("import torch\n  def f(x):\n    pass\n", 2)])
 def test_syntax_error_positions(text, row):
     (d,) = lint_source(text, "m.py")
     assert d.code == "DTL001" and d.start.row == row
 
 
 def test_native_crash_on_stdin_and_with_one_job_is_isolated(tmp_path):
-    deep = ("import torch\nx = " + "(" * 20000 + "1" + ")" * 20000 + "\n").encode()
+    deep = ("import torch\ndef f(x):\n    return x\nx = " + "(" * 20000 + "1" + ")" * 20000 + "\n").encode()
     proc = run_module(["check", "-", "--stdin-filename", "deep.py", "--output-format", "json"], cwd=tmp_path, input=deep)
     assert proc.returncode == 1
     assert [d["code"] for d in json.loads(proc.stdout)] == ["DTL005"]
@@ -104,7 +105,7 @@ def test_native_crash_on_stdin_and_with_one_job_is_isolated(tmp_path):
     assert sorted((d["filename"], d["code"]) for d in diags) == [("bad.py", "DTL001"), ("deep.py", "DTL005")]
 
 
-def test_columns_count_code_points_in_cookie_encoded_files(tmp_path, fake_rule, invoke, monkeypatch):
+def test_columns_count_code_points_in_cookie_encoded_files(tmp_path, hazard_rule, invoke, monkeypatch):
     write_tree(tmp_path, {
         "m.py": b"# -*- coding: latin-1 -*-\nimport torch\ns = '\xe9\xe9'; y = HAZARD\n",
         "b.py": b"\xef\xbb\xbf" + "import torch\ns = '\u00e9\u00e9'; y = HAZARD\n".encode(),

@@ -1,27 +1,91 @@
-"""Dtype-flow analysis (placeholder until the analysis lands).
+"""Dtype-flow analysis: abstract interpretation per regime, with provenance.
 
 The engine calls three functions:
 - ``might_contain_hazard(text, settings)``: cheap text prefilter; False skips parsing.
-- ``summarize(text, module_name, filename)``: project-index entries for this file.
+- ``summarize(text, module_name, filename)``: project-index entries for this file
+  (class facts, function / ``forward`` summaries, dtype-strict callees).
 - ``check(ctx)``: the diagnostics of one parsed file.
+
+The analysis walks the stdlib ``ast`` of the file (it gives node positions for
+free, which libcst only provides through the costly PositionProvider); the engine's
+libcst parse stays the source of truth for syntax errors and the fixer.
 """
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import Any
 
 from dtypelint.config import Settings
 from dtypelint.context import CheckContext
-from dtypelint.diagnostics import Diagnostic
+from dtypelint.diagnostics import REGIMES, Diagnostic
+
+RULE_CODES = ("DTL101", "DTL102", "DTL103", "DTL104", "DTL105")
+
+# Anything that can produce an fp32 value, a sink, or a call into a project helper
+# that might: model code practically always contains one of these.  A file without
+# a function body cannot have a finding.
+_TRIGGERS = re.compile(
+    r"torch|Tensor|tensor|dtype|float|half|bfloat|flash|xformers|@|self\.|nn\.|matmul|einsum|scatter|index_|lerp"
+)
 
 
-def might_contain_hazard(text: str, settings: Settings) -> bool:
-    return "torch" in text or any(s.name.rsplit(".", 1)[-1] in text for s in settings.sinks)
+def might_contain_hazard(text: str, settings: Settings | None) -> bool:
+    if "def " not in text:
+        return False
+    if _TRIGGERS.search(text):
+        return True
+    sinks = getattr(settings, "sinks", ()) or ()
+    return any(s.name.rsplit(".", 1)[-1] in text for s in sinks)
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def summarize(text: str, module_name: str, filename: str) -> dict[str, Any]:
-    return {}
+    """Index entries: ``pkg.mod.Class`` -> ClassFacts, ``pkg.mod.func`` / ``pkg.mod.Class.forward`` -> FuncSummary."""
+    from dtypelint.analysis.interpreter import FileAnalysis
+    from dtypelint.analysis.summaries import summarize_function
+
+    tree = _parse(text)
+    if tree is None:
+        return {}
+    is_package = filename.endswith("__init__.py")
+    fa = FileAnalysis(tree, text, filename, module_name, None, None, is_package=is_package)
+    out: dict[str, Any] = {}
+    prefix = f"{module_name}." if module_name else ""
+    for name, (cnode, facts) in fa.classes.items():
+        out[facts.qname] = facts
+        fwd = next((s for s in cnode.body if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
+        if fwd is not None:
+            out[facts.qname + ".forward"] = summarize_function(fa, fwd, facts, facts.qname + ".forward")
+    for name, fn in fa.functions.items():
+        out[prefix + name] = summarize_function(fa, fn, None, prefix + name)
+    return out
+
+
+def analyse(text: str, filename: str, module_name: str, settings, index=None, enabled=None,
+            is_package: bool = False) -> list[Diagnostic]:
+    from dtypelint.analysis.interpreter import FileAnalysis
+    from dtypelint.analysis.rules import to_diagnostics
+
+    tree = _parse(text)
+    if tree is None:
+        return []
+    fa = FileAnalysis(tree, text, filename, module_name, settings, index, is_package=is_package)
+    regimes = tuple(r for r in REGIMES if r in (getattr(settings, "regimes", REGIMES) or REGIMES))
+    raw = fa.run(regimes)
+    return to_diagnostics(fa, raw, enabled)
 
 
 def check(ctx: CheckContext) -> list[Diagnostic]:
-    return []
+    enabled = ctx.enabled
+    if enabled is not None and not any(c in enabled for c in RULE_CODES):
+        return []
+    is_package = ctx.path is not None and ctx.path.name == "__init__.py"
+    return analyse(ctx.source.text, ctx.filename, ctx.module_name, ctx.settings, ctx.index, enabled, is_package)

@@ -20,6 +20,7 @@ class Report:
     unsafe_fixes: bool = False  # unsafe fixes are enabled (count them as fixable)
     fixed: int = 0  # fixes applied by --fix in this run
     texts: dict[str, str] = field(default_factory=dict)  # in-memory sources (stdin, notebooks)
+    baselined: int = 0  # findings hidden by --baseline
 
     def source_lines(self, filename: str) -> list[str]:
         if filename in self.texts:
@@ -59,12 +60,16 @@ def summary_line(report: Report) -> str:
         parts = ["All checks passed!"]
         if report.fixed:
             parts = [f"Found {report.fixed} {_plural(report.fixed, 'finding')} ({report.fixed} fixed, 0 remaining)."]
+        if report.baselined:
+            parts.append(f"({report.baselined} baselined {_plural(report.baselined, 'finding')} hidden.)")
         return " ".join(parts)
     if report.fixed:
         head = f"Found {n + report.fixed} {_plural(n + report.fixed, 'finding')} ({report.fixed} fixed, {n} remaining)."
     else:
         head = f"Found {n} {_plural(n, 'finding')} in {report.files_checked} {_plural(report.files_checked, 'file')} checked."
     tail = []
+    if report.baselined:
+        tail.append(f"{report.baselined} baselined {_plural(report.baselined, 'finding')} hidden.")
     if fixable:
         tail.append(f"[*] {fixable} fixable with the `--fix` option.")
     if hidden:
@@ -77,3 +82,4 @@ def _plural(n: int, word: str, plural: str | None = None) -> str:
 
 
 from dtypelint.reporters import concise, full, json_format  # noqa: E402,F401  (registration)
+from dtypelint.reporters import github, gitlab, junit, lsp_json, sarif  # noqa: E402,F401  (registration)

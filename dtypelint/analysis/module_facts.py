@@ -1,0 +1,357 @@
+"""What a module class declares about its tensors, read from ``__init__`` and class attributes.
+
+For each ``nn.Module`` subclass: the submodules ``__init__`` assigns (class, explicit
+``dtype=torch.float32``, ``.float()``), ``nn.Parameter`` / ``register_buffer`` and
+plain tensor attributes with the dtype and shape their constructor gives (0-dim vs
+``[1]``-shaped matters: facts §2.1), scalars, and the class attributes
+``_keep_in_fp32_modules(_strict)``.  These facts are plain frozen data so they can
+live in the project index and be used across files.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from dtypelint.analysis.api import load_api
+from dtypelint.analysis.names import Names, canonical_torch
+
+
+@dataclass(frozen=True)
+class AttrFact:
+    name: str
+    kind: str  # param | buffer | tensor | module | scalar | none | other
+    dtype: str = "unknown"  # default | fp32 | fp64 | int | bool | lowexp | unknown
+    shape: str = "?"  # 0dim | [1] | source text of the shape | ?
+    cls: str = ""  # qualified class of a submodule
+    fp32: bool = False  # explicitly fp32 (dtype=torch.float32 / .float()): kept fp32 when loaded
+    elem: str = ""  # class of the elements of an nn.ModuleList / nn.Sequential of one class
+    chain: tuple[str, ...] = ()  # the classes of an nn.Sequential, in call order
+    row: int = 0
+    col: int = 0
+    filename: str = ""
+
+
+@dataclass(frozen=True)
+class ClassFacts:
+    qname: str
+    bases: tuple[str, ...]
+    keep: tuple[str, ...]
+    keep_strict: tuple[str, ...]
+    attrs: tuple[AttrFact, ...]
+    methods: tuple[str, ...]
+    filename: str
+    row: int = 0
+
+    def attr(self, name: str) -> AttrFact | None:
+        for a in self.attrs:
+            if a.name == name:
+                return a
+        return None
+
+
+TENSOR_DTYPES = {"fp32": "fp32", "fp64": "fp64", "int": "int", "bool": "bool",
+                 "float16": "lowexp", "bfloat16": "lowexp"}
+
+
+def dtype_of_expr(node: ast.AST | None, names: Names) -> str | None:
+    """``torch.float32`` -> "fp32", ``torch.bfloat16`` -> "bfloat16"; None if not a dtype literal."""
+    if node is None:
+        return None
+    q = names.qualify(node)
+    if q and q.startswith("torch."):
+        return load_api().dtypes.get(q[6:])
+    return None
+
+
+def _kw(call: ast.Call, name: str) -> ast.AST | None:
+    for k in call.keywords:
+        if k.arg == name:
+            return k.value
+    return None
+
+
+def _shape_of(args: list[ast.AST]) -> str:
+    if not args:
+        return "?"
+    if len(args) == 1:
+        a = args[0]
+        if isinstance(a, (ast.Tuple, ast.List)) and not a.elts:
+            return "0dim"
+        if isinstance(a, (ast.Tuple, ast.List)) and len(a.elts) == 1:
+            a = a.elts[0]
+        if isinstance(a, ast.Constant) and a.value == 1:
+            return "[1]"
+        return "[" + ast.unparse(args[0]).strip("()[]") + "]"
+    if all(isinstance(a, ast.Constant) and a.value == 1 for a in args):
+        return "[" + ", ".join("1" for _ in args) + "]"
+    return "[" + ", ".join(ast.unparse(a) for a in args) + "]"
+
+
+def classify_tensor(node: ast.AST, names: Names, local: dict[str, ast.AST], depth: int = 0) -> tuple[str, str, bool]:
+    """(dtype, shape, is_tensor) of a tensor-building expression in ``__init__``."""
+    api = load_api()
+    if depth > 8:
+        return "unknown", "?", False
+    if isinstance(node, ast.Name) and node.id in local:
+        return classify_tensor(local[node.id], names, local, depth + 1)
+    if isinstance(node, ast.Call):
+        f = node.func
+        dt_kw = dtype_of_expr(_kw(node, "dtype"), names)
+        q = names.qualify(f)
+        if q:
+            q = canonical_torch(q)
+            op = api.torch_op(q) if q.startswith("torch.") else None
+            if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer") and node.args:
+                return classify_tensor(node.args[0], names, local, depth + 1)
+            if op in api.default_float or op in api.arange_like:
+                if dt_kw:
+                    dtype = TENSOR_DTYPES.get(dt_kw, "unknown")
+                elif _kw(node, "dtype") is not None:
+                    dtype = "unknown"
+                elif op in api.arange_like or op == "tensor" or op == "full":
+                    vals = node.args[1:2] if op == "full" else node.args
+                    if op == "tensor" and node.args:
+                        vals = [node.args[0]]
+                    is_float = any(isinstance(a, ast.Constant) and isinstance(a.value, float) for a in vals)
+                    is_bool = any(isinstance(a, ast.Constant) and isinstance(a.value, bool) for a in vals)
+                    nonconst = any(not isinstance(a, ast.Constant) for a in vals)
+                    if op == "tensor" and nonconst:
+                        dtype = "default"
+                    else:
+                        dtype = "default" if is_float else ("bool" if is_bool else ("int" if not nonconst else "default"))
+                else:
+                    dtype = "default"
+                if op == "tensor":
+                    shape = "0dim" if node.args and isinstance(node.args[0], (ast.Constant, ast.UnaryOp, ast.BinOp, ast.Name, ast.Attribute)) else "?"
+                    if node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
+                        shape = f"[{len(node.args[0].elts)}]"
+                elif op in api.arange_like:
+                    shape = "?"
+                else:
+                    shape = _shape_of([a for a in node.args if not isinstance(a, ast.Starred)][: (1 if op == "full" else None)] if op != "full" else node.args[:1])
+                return dtype, shape, True
+            if op in api.like and node.args:
+                d, s, _ = classify_tensor(node.args[0], names, local, depth + 1)
+                return (TENSOR_DTYPES.get(dt_kw, d) if dt_kw else d), s, True
+            fn = names.local_defs.get(q.rsplit(".", 1)[-1]) if names.module_name and q == f"{names.module_name}.{q.rsplit('.', 1)[-1]}" else None
+            if isinstance(fn, ast.FunctionDef):
+                # a helper in this file builds the tensor: classify what it returns
+                flocal: dict[str, ast.AST] = {}
+                for st in _statements(fn.body):
+                    if isinstance(st, ast.Assign):
+                        for t in st.targets:
+                            if isinstance(t, ast.Name):
+                                flocal[t.id] = st.value
+                    elif isinstance(st, ast.Return) and st.value is not None:
+                        d, s, t = classify_tensor(st.value, names, flocal, depth + 1)
+                        return d, "?", t
+                return "unknown", "?", False
+        if isinstance(f, ast.Attribute):
+            m = f.attr
+            base_d, base_s, base_t = classify_tensor(f.value, names, local, depth + 1)
+            if m in api.casts:
+                c = api.casts[m]
+                return TENSOR_DTYPES.get(c, c), base_s, True
+            if m == "to":
+                for a in list(node.args) + [k.value for k in node.keywords if k.arg == "dtype"]:
+                    d = dtype_of_expr(a, names)
+                    if d:
+                        return TENSOR_DTYPES.get(d, "unknown"), base_s, True
+                return base_d, base_s, base_t
+            if m in api.new:
+                return (TENSOR_DTYPES.get(dt_kw, "unknown") if dt_kw else base_d), "?", True
+            if base_t:
+                keeps_shape = m in ("exp", "log", "sqrt", "clone", "detach", "neg", "abs", "clamp", "fill_",
+                                    "normal_", "uniform_", "zero_", "requires_grad_", "contiguous")
+                return base_d, (base_s if keeps_shape else "?"), True
+        return "unknown", "?", False
+    if isinstance(node, ast.BinOp):
+        ld, ls, lt = classify_tensor(node.left, names, local, depth + 1)
+        rd, rs, rt = classify_tensor(node.right, names, local, depth + 1)
+        if not (lt or rt):
+            return "unknown", "?", False
+        ds = {d for d, t in ((ld, lt), (rd, rt)) if t}
+        if "fp64" in ds:
+            d = "fp64"
+        elif "fp32" in ds:
+            d = "fp32"
+        elif ds <= {"int", "bool"}:
+            d = "default" if isinstance(node.op, ast.Div) or _has_float_const(node) else "int"
+        else:
+            d = "default" if "default" in ds else ds.pop()
+        shape = ls if lt else rs
+        return d, shape, True
+    if isinstance(node, ast.UnaryOp):
+        return classify_tensor(node.operand, names, local, depth + 1)
+    return "unknown", "?", False
+
+
+def _has_float_const(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, float) for n in ast.walk(node))
+
+
+def _str_list(node: ast.AST) -> tuple[str, ...]:
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return tuple(e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return ()
+
+
+def _module_call(node: ast.AST, names: Names) -> tuple[str, bool] | None:
+    """(qualified class, explicit fp32) when ``node`` constructs a module instance."""
+    fp32 = False
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("float", "to", "half", "cuda", "requires_grad_"):
+        if node.func.attr == "float" or (node.func.attr == "to" and any(dtype_of_expr(a, names) == "fp32" for a in node.args)):
+            fp32 = True
+        node = node.func.value
+    if not isinstance(node, ast.Call):
+        return None
+    q = names.qualify(node.func)
+    if not q:
+        if isinstance(node.func, ast.Name) and node.func.id[:1].isupper():
+            q = node.func.id
+        else:
+            return None
+    q = canonical_torch(q)
+    last = q.rsplit(".", 1)[-1]
+    if not last[:1].isupper():
+        return None
+    if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"):
+        return None
+    if dtype_of_expr(_kw(node, "dtype"), names) == "fp32":
+        fp32 = True
+    return q, fp32
+
+
+def class_facts(cls: ast.ClassDef, names: Names, filename: str) -> ClassFacts:
+    api = load_api()
+    qname = f"{names.module_name}.{cls.name}" if names.module_name else cls.name
+    bases = tuple(b for b in (names.qualify(b) or (b.id if isinstance(b, ast.Name) else None) for b in cls.bases) if b)
+    keep: tuple[str, ...] = ()
+    keep_strict: tuple[str, ...] = ()
+    methods = []
+    attrs: dict[str, AttrFact] = {}
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for t in targets:
+                if isinstance(t, ast.Name) and stmt.value is not None:
+                    if t.id == "_keep_in_fp32_modules":
+                        keep = _str_list(stmt.value)
+                    elif t.id == "_keep_in_fp32_modules_strict":
+                        keep_strict = _str_list(stmt.value)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            methods.append(stmt.name)
+    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is not None:
+        local: dict[str, ast.AST] = {}
+        for node in _statements(init.body):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        local[t.id] = node.value
+                    elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        attrs[t.attr] = _attr_fact(t.attr, node.value, names, local, filename, t, attrs.get(t.attr))
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                t = node.target
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    attrs[t.attr] = _attr_fact(t.attr, node.value, names, local, filename, t, attrs.get(t.attr))
+            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                call = node.value
+                f = call.func
+                if isinstance(f, ast.Attribute) and f.attr in ("register_buffer", "register_parameter") and call.args:
+                    name_node = call.args[0]
+                    val = call.args[1] if len(call.args) > 1 else _kw(call, "tensor") or _kw(call, "param")
+                    if isinstance(name_node, ast.Constant) and isinstance(name_node.value, str) and val is not None:
+                        d, s, is_t = classify_tensor(val, names, local)
+                        if isinstance(val, ast.Constant) and val.value is None:
+                            attrs[name_node.value] = AttrFact(name_node.value, "none", row=call.lineno, col=call.col_offset + 1, filename=filename)
+                        else:
+                            attrs[name_node.value] = AttrFact(
+                                name_node.value, "buffer" if f.attr == "register_buffer" else "param",
+                                d if is_t or d != "unknown" else "unknown", s, fp32=(d == "fp32"),
+                                row=call.lineno, col=call.col_offset + 1, filename=filename)
+                # `self.x.float()` / `self.x.to(torch.float32)` in __init__
+                if isinstance(f, ast.Attribute) and (f.attr == "float" or (f.attr == "to" and any(dtype_of_expr(a, names) == "fp32" for a in call.args))):
+                    tgt = f.value
+                    if isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name) and tgt.value.id == "self" and tgt.attr in attrs:
+                        a = attrs[tgt.attr]
+                        attrs[tgt.attr] = AttrFact(a.name, a.kind, "fp32" if a.kind != "module" else a.dtype, a.shape, a.cls, True, a.elem, a.chain, a.row, a.col, a.filename)
+    return ClassFacts(qname, bases, keep, keep_strict, tuple(attrs.values()), tuple(methods), filename, cls.lineno)
+
+
+def _statements(body: list[ast.stmt]):
+    for s in body:
+        yield s
+        for field in ("body", "orelse", "finalbody"):
+            sub = getattr(s, field, None)
+            if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                yield from _statements(sub)
+        for h in getattr(s, "handlers", []) or []:
+            yield from _statements(h.body)
+
+
+def _attr_fact(name: str, value: ast.AST, names: Names, local: dict[str, ast.AST], filename: str,
+               at: ast.AST, previous: AttrFact | None) -> AttrFact:
+    row, col = at.lineno, at.col_offset + 1
+    if isinstance(value, ast.Constant):
+        if value.value is None:
+            return previous if previous is not None and previous.kind != "none" else AttrFact(name, "none", row=row, col=col, filename=filename)
+        return AttrFact(name, "scalar", row=row, col=col, filename=filename)
+    if isinstance(value, ast.Call):
+        q = names.qualify(value.func)
+        if q and canonical_torch(q) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"):
+            d, s, _ = classify_tensor(value, names, local)
+            kind = "buffer" if q.endswith("Buffer") else "param"
+            return AttrFact(name, kind, d if d != "unknown" else "unknown", s, fp32=(d == "fp32"), row=row, col=col, filename=filename)
+        mc = _module_call(value, names)
+        if mc is not None:
+            elem = ""
+            chain: tuple[str, ...] = ()
+            if mc[0] in ("torch.nn.ModuleList", "torch.nn.Sequential") and isinstance(value, ast.Call) and value.args:
+                elem = _element_class(value.args, names)
+                if mc[0] == "torch.nn.Sequential":
+                    chain = _chain(value.args, names)
+            return AttrFact(name, "module", cls=mc[0], fp32=mc[1], elem=elem, chain=chain, row=row, col=col, filename=filename)
+    d, s, is_t = classify_tensor(value, names, local)
+    if is_t:
+        return AttrFact(name, "tensor", d, s, fp32=(d == "fp32"), row=row, col=col, filename=filename)
+    if isinstance(value, ast.Name) and value.id in local:
+        return _attr_fact(name, local[value.id], names, local, filename, at, previous)
+    if isinstance(value, (ast.BinOp, ast.UnaryOp, ast.Attribute, ast.Name, ast.BoolOp, ast.IfExp, ast.Compare)) and not any(
+            isinstance(n, ast.Call) for n in ast.walk(value)):
+        # computed from config values and constants: a Python scalar, never a tensor
+        return AttrFact(name, "scalar", row=row, col=col, filename=filename)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and names.qualify(value.func) in ("math.sqrt", "math.log", "math.exp"):
+        return AttrFact(name, "scalar", row=row, col=col, filename=filename)
+    return AttrFact(name, "other", row=row, col=col, filename=filename)
+
+
+def _element_class(args: list[ast.AST], names: Names) -> str:
+    """The one class of ``ModuleList([Block(...) for _ in range(n)])`` / ``Sequential(A(), A())``."""
+    elts: list[ast.AST] = []
+    for a in args:
+        if isinstance(a, (ast.ListComp, ast.GeneratorExp)):
+            elts.append(a.elt)
+        elif isinstance(a, (ast.List, ast.Tuple)):
+            elts.extend(a.elts)
+        else:
+            elts.append(a)
+    classes = set()
+    for e in elts:
+        mc = _module_call(e, names)
+        if mc is None:
+            return ""
+        classes.add(mc[0])
+    return classes.pop() if len(classes) == 1 else ""
+
+
+def _chain(args: list[ast.AST], names: Names) -> tuple[str, ...]:
+    """Classes of ``nn.Sequential(nn.SiLU(), nn.Linear(...))`` in order (empty if any is unknown)."""
+    out = []
+    for a in args:
+        mc = _module_call(a, names)
+        if mc is None:
+            return ()
+        out.append(mc[0])
+    return tuple(out)
