@@ -154,10 +154,15 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
     if fix or fix_only or diff:  # the autofix feature lives in dtypelint.fixer
         from dtypelint.fixer.cli import run_fix_mode
 
+        if write_baseline_file is not None:
+            raise UsageError("--write-baseline cannot be combined with --fix, --fix-only or --diff")
+
         def make_report(diags, fixed, stdin_text=None):
             r = Report(diagnostics=diags, files_checked=len(tasks), unsafe_fixes=unsafe_fixes, fixed=fixed)
             if stdin_task is not None and stdin_task.data is not None:
                 r.texts[stdin_task.filename] = stdin_text or stdin_task.data.decode("utf-8", errors="replace")
+            if known_fingerprints is not None:
+                r.diagnostics, r.baselined = baseline.filter_new(r.diagnostics, baseline_file, known_fingerprints, r.texts)
             return r
 
         problem_diags = [problem("DTL004", _display(p), f"cannot read {p}: {reason}") for p, reason in problems]

@@ -61,6 +61,18 @@ CASES: dict[str, Case] = {
     "seed5_ok_cast_back": Case(HarnessSpec("TinyEncoder", dict(d_model=64, d_ff=128, vocab=100), x(2, 8, 64)), ()),
     "crossfile/t5pkg/modeling": Case(HarnessSpec("Seq2SeqEncoder", dict(d_model=64, d_ff=128, n_layers=2), x(2, 8, 64),
                                                  module_outputs=("blocks.0",)), ("loaded",)),
+    # DTL105: indexed writes with a float32 source / into a float32 cache (in-place writes are never autocast).
+    # The MoE uses torch.where (data-dependent shapes: not runnable on fake tensors) and the cache is a plain
+    # tensor attribute (not moved to the device with the module): both are verified on real CPU kernels.
+    "dtl105_moe_dispatch": Case(HarnessSpec("SparseMoE", dict(dim=32, hidden=64, n_experts=4), x(2, 8, 32)),
+                                ("half", "loaded")),
+    "dtl105_moe_dispatch::cache": Case(HarnessSpec(
+        "StaticKVCache", dict(batch=1, heads=2, head_dim=8, max_seq=16),
+        lambda t: (t.randn(1, 2, 1, 8), t.randn(1, 2, 1, 8), t.tensor([3]))), ("half",)),
+    "dtl105_ok_moe_dispatch": Case(HarnessSpec("SparseMoE", dict(dim=32, hidden=64, n_experts=4), x(2, 8, 32)), ()),
+    "dtl105_ok_moe_dispatch::cache": Case(HarnessSpec(
+        "StaticKVCache", dict(batch=1, heads=2, head_dim=8, max_seq=16),
+        lambda t: (t.randn(1, 2, 1, 8), t.randn(1, 2, 1, 8), t.tensor([3]))), ()),
 }
 
 

@@ -137,7 +137,9 @@ def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], s
         stdin_text = None
         if stdin_mode and outcomes and outcomes[0].fix is not None:
             stdin_text = outcomes[0].fix.text  # the findings' positions refer to the fixed source
-        emit(make_report(remaining, n_fixed, stdin_text), msg_stream)
+        report = make_report(remaining, n_fixed, stdin_text)  # applies --baseline
+        remaining = report.diagnostics
+        emit(report, msg_stream)
 
     if show_fixes:
         msg_stream.write(fixes_listing(fixed.items(), would=diff))
