@@ -8,6 +8,7 @@ the same project index), and the result is written atomically when allowed.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dtypelint.diagnostics import Diagnostic
@@ -33,8 +34,21 @@ def fix_outcome(task: "CheckTask", data: bytes, out: "FileOutcome", index: "Proj
     options = task.fix
     if out.failed or not applicable(out.diagnostics, options.unsafe):
         return out
+    notebook = (task.path or Path(task.filename)).suffix == ".ipynb"
+    nb = None
     try:
-        source = SourceFile.from_bytes(data)
+        if notebook:
+            from dtypelint.notebooks import NotebookError, NotebookSource
+
+            try:
+                nb = NotebookSource.from_bytes(data)
+            except NotebookError:
+                return out
+            source = SourceFile(text=nb.text)  # the code cells as one module (what the analysis saw)
+            initial = [nb.to_virtual(d) for d in out.diagnostics]
+        else:
+            source = SourceFile.from_bytes(data)
+            initial = out.diagnostics
     except SourceError:
         return out
 
@@ -43,7 +57,9 @@ def fix_outcome(task: "CheckTask", data: bytes, out: "FileOutcome", index: "Proj
         return outcome.diagnostics
 
     try:
-        report, diags = fix_text(source, task.filename, lint, options, initial=out.diagnostics)
+        report, diags = fix_text(source, task.filename, lint, options, initial=initial)
+        if nb is not None:
+            report, diags = _back_into_notebook(task, data, report, diags, nb, out, index)
     except Exception as exc:  # a bug in the fixer: leave the file untouched, say so, keep going
         report = FixReport(original=source.text, text=source.text,
                            error=f"fixing failed: {type(exc).__name__}: {exc}")
@@ -56,9 +72,31 @@ def fix_outcome(task: "CheckTask", data: bytes, out: "FileOutcome", index: "Proj
             report = FixReport(original=report.original, text=report.original, error=str(exc), passes=report.passes)
             diags = out.diagnostics
     if report.error is not None:
+        if notebook:
+            diags = out.diagnostics  # the findings of the untouched notebook, by cell
         diags = sorted([*diags, fix_error(task.filename, report.error)], key=Diagnostic.sort_key)
         if "DTL006" not in task.enabled:  # DTL006 ignored: the file stays untouched, silently
             diags = [d for d in diags if d.code != "DTL006"]
     out.diagnostics = diags
     out.fix = report
     return out
+
+
+def _back_into_notebook(task, data: bytes, report: FixReport, diags, nb, out, index):
+    """Write the fixed module back into the notebook's cells; report on the notebook's JSON text."""
+    from dtypelint.notebooks import NotebookError, check_notebook, notebook_apply_fixed_source
+
+    if report.error is not None:
+        return report, out.diagnostics
+    if not report.changed:
+        return report, [nb.to_cells(d) for d in diags]
+    try:
+        new_bytes = notebook_apply_fixed_source(data, report.text)
+    except NotebookError as exc:
+        return FixReport(original=report.original, text=report.original,
+                         error=f"the fixed cells cannot be written back into the notebook: {exc}"), out.diagnostics
+    as_text = lambda b: b.decode("utf-8-sig", errors="replace")  # noqa: E731
+    fixed = FixReport(original=as_text(data), text=as_text(new_bytes), fixed=[nb.to_cells(d) for d in report.fixed],
+                      passes=report.passes, data=new_bytes)
+    outcome, _ = check_notebook(new_bytes, task, index)  # the remaining findings, by cell of the fixed notebook
+    return fixed, outcome.diagnostics
