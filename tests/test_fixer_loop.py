@@ -144,3 +144,18 @@ def test_ensure_import_alias_and_type_checking():
     assert e is not None and e.content == "import torch.nn.functional as F\n"
     assert ensure_import("import torch.nn.functional as F\n", "torch.nn.functional", "F") is None
     assert ensure_import("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import torch\n", "torch") is not None
+
+
+def test_fix_source_in_memory_with_the_real_analysis():
+    from pathlib import Path
+
+    from dtypelint.catalog import load_catalog
+    from dtypelint.fixer import fix_source
+
+    if "DTL101" not in load_catalog():
+        pytest.skip("the analysis is not in this checkout")
+    golden = Path(__file__).parent / "golden"
+    text = (golden / "seed1_dit_vanilla_attention.in.py").read_text()
+    report, remaining = fix_source(text, "seed1_dit_vanilla_attention.py", unsafe=True)
+    assert report.error is None and report.text == (golden / "seed1_dit_vanilla_attention.out.py").read_text()
+    assert not remaining and [d.code for d in report.fixed] == ["DTL101"]
