@@ -39,5 +39,6 @@ def fix_source(text: str, filename: str = "<stdin>", settings: Settings | None =
         outcome, _ = check_source(src, task, index)
         return outcome.diagnostics
 
-    source = SourceFile.from_bytes(text.encode("utf-8"))  # newline style detected from the text
+    newline = "\r\n" if "\r\n" in text else ("\r" if "\r" in text and "\n" not in text else "\n")
+    source = SourceFile(text=text, newline=newline)
     return fix_text(source, filename, lint, FixOptions(unsafe=unsafe, write=False))
