@@ -18,10 +18,10 @@ Behaviour (modelled on ruff):
 - ``--show-fixes``: list the fixes applied (or, with ``--diff``, that would be).
 
 When a written file's contribution to the project index changed (a helper's return
-dtype, a base class: facts other files depend on), the whole run is repeated (at most
-``PROJECT_ROUNDS`` times; unchanged files come from the cache) so the other files see
-the new facts, and the findings reported at the end describe the files as they are
-now on disk.  Otherwise one round is enough.
+dtype, a base class: facts other files depend on), the project is checked and fixed again (at most ``PROJECT_ROUNDS``
+rounds; with the cache only what changed is re-analysed, with ``--no-cache`` everything
+is) so every file sees the new facts, and the findings reported at the end describe the
+files as they are now on disk.  Otherwise one round is enough.
 """
 
 from __future__ import annotations
@@ -44,18 +44,19 @@ def _is_problem(d: Diagnostic) -> bool:
     return d.code.startswith("DTL0")
 
 
-def _summary_changed(task, report) -> bool:
-    """Whether a fix changed what the file contributes to the project index."""
+def changed_facts(task, report) -> set[str]:
+    """Short names of the project-index entries a fix changed (what other files may depend on)."""
     from dtypelint import analysis
 
     if task is None:
-        return True
+        return {"*"}
     try:
-        before = analysis.summarize(report.original, task.module_name, task.filename)
-        after = analysis.summarize(report.text, task.module_name, task.filename)
+        before = analysis.summarize(report.original, task.module_name, task.filename) or {}
+        after = analysis.summarize(report.text, task.module_name, task.filename) or {}
     except Exception:
-        return True
-    return repr(before) != repr(after)
+        return {"*"}
+    keys = {k for k in set(before) | set(after) if repr(before.get(k)) != repr(after.get(k))}
+    return {k.rsplit(".", 1)[-1] for k in keys}
 
 
 def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], stdin_task,
@@ -74,14 +75,15 @@ def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], s
             clean_stale_temporaries(folder)
     fixed: dict[str, list[Diagnostic]] = {}
     changed: dict[str, tuple[str, str]] = {}  # filename -> (original, new) for --diff
-    outcomes = []
+    by_name = {t.filename: t for t in tasks}
+    latest: dict[str, object] = {}
+    round_tasks = tasks
     rounds = 1 if (diff or stdin_mode) else PROJECT_ROUNDS
     for _ in range(rounds):
-        result = run(tasks, options)
-        outcomes = result.outcomes
-        facts_changed = False
-        by_name = {t.filename: t for t in tasks}
-        for o in outcomes:
+        result = run(round_tasks, options)
+        facts: set[str] = set()
+        for o in result.outcomes:
+            latest[o.filename] = o
             report = o.fix
             if report is None:
                 continue
@@ -89,10 +91,15 @@ def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], s
             if report.changed:
                 first = changed.get(o.filename, (report.original, report.text))[0]
                 changed[o.filename] = (first, report.text)
-            if report.written and not facts_changed:
-                facts_changed = _summary_changed(by_name.get(o.filename), report)
-        if not facts_changed:  # no file's cross-file facts changed: the other files' results stand
+            if report.written:
+                facts |= changed_facts(by_name.get(o.filename), report)
+        if not facts:  # no cross-file fact changed: the other files' results stand
             break
+        # Check (and fix) the project again so every file sees the new facts.  The whole run: a
+        # subset would build an incomplete project index.  With the cache (the default) the files
+        # whose content and dependencies did not change are not analysed again.
+        round_tasks = tasks
+    outcomes = [latest[t.filename] for t in tasks if t.filename in latest]
 
     remaining = sorted([d for o in outcomes for d in o.diagnostics] + list(problems), key=Diagnostic.sort_key)
     n_fixed = sum(len(v) for v in fixed.values())
