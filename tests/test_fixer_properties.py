@@ -13,7 +13,10 @@ whatever the analysis flags).
 from __future__ import annotations
 
 import codecs
+import io
 import sys
+import tokenize
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -68,6 +71,14 @@ def lint():
         fakerules.uninstall()
 
 
+def comments(text: str) -> Counter:
+    out = Counter()
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.COMMENT:
+            out[tok.string] += 1
+    return out
+
+
 def variant_bytes(text: str, newline: str, bom: bool, latin1: bool, final_newline: bool) -> bytes:
     if latin1:
         text = COOKIE + text
@@ -110,6 +121,7 @@ def test_fix_changes_only_the_fixes_in_any_format(lint, path, newline, bom, lati
     assert got == variant_bytes(fixed_text, newline, bom, latin1, final_newline)
     decoded = SourceFile.from_bytes(got)
     assert syntax_problem(decoded.text, "m.py") is None
+    assert not comments(canonical) - comments(SourceFile.from_bytes(fixed_canonical).text)  # comments kept
     if refused_variant is None:
         assert not applicable(remaining, unsafe)  # idempotent: nothing left to fix
     again, _, _ = fix_bytes(got, lint, unsafe)
