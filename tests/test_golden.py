@@ -176,3 +176,36 @@ def test_correct_twins_run_in_every_regime(trees, key):
     for regime in REGIMES:
         res = _run(trees, "in", key, regime)
         assert res.ok or not res.dtype_error, f"{key} [{regime}]: {res.summary()}"
+
+
+@pytest.fixture(scope="module")
+def named_regimes(tmp_path_factory):
+    """Regimes named by the findings of each unfixed golden, the tree linted as one project."""
+    from dtypelint.config import ConfigResolver
+    from dtypelint.discovery import discover
+    from dtypelint.engine import RunOptions, build_tasks, known_codes, run
+
+    missing = expected_codes() - set(load_catalog())
+    if missing:
+        pytest.skip(f"the analysis for {sorted(missing)} is not in this checkout yet")
+    tree = materialize("in", tmp_path_factory.mktemp("regimes") / "tree")
+    old = os.getcwd()
+    os.chdir(tree)
+    try:
+        found = discover([tree], ConfigResolver(known_codes=known_codes(), cwd=tree))
+        result = run(build_tasks(found.files), RunOptions(in_process=True))
+    finally:
+        os.chdir(old)
+    named: dict[str, set[str]] = {}
+    for d in result.diagnostics:
+        if not d.code.startswith("DTL0"):
+            named.setdefault(Path(d.filename).as_posix(), set()).update(d.regimes)
+    return named
+
+
+@pytest.mark.parametrize("key", sorted(k for k, c in CASES.items() if c.breaks))
+def test_the_regimes_run_are_the_regimes_the_findings_name(named_regimes, key):
+    """The runtime check reproduces each case in a regime its finding names (not some other regime)."""
+    rel, _ = module_of(key)
+    named = named_regimes.get(f"{rel}.py", set())
+    assert set(CASES[key].breaks) <= named, f"{key}: runs {CASES[key].breaks}, findings name {sorted(named)}"
