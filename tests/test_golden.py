@@ -209,3 +209,30 @@ def test_the_regimes_run_are_the_regimes_the_findings_name(named_regimes, key):
     rel, _ = module_of(key)
     named = named_regimes.get(f"{rel}.py", set())
     assert set(CASES[key].breaks) <= named, f"{key}: runs {CASES[key].breaks}, findings name {sorted(named)}"
+
+
+@pytest.mark.parametrize("newline, bom, latin1, final_newline", [
+    ("\r\n", True, False, False), ("\r\n", False, True, True), ("\n", False, True, False), ("\n", True, False, True)])
+def test_console_script_fixes_keep_the_file_format(tmp_path, newline, bom, latin1, final_newline):
+    """The real analysis and the console script, on CRLF / BOM / latin-1 / no-final-newline copies."""
+    missing = expected_codes() - set(load_catalog())
+    if missing:
+        pytest.skip(f"the analysis for {sorted(missing)} is not in this checkout yet")
+
+    def variant(text: str) -> bytes:
+        if latin1:
+            text = "# -*- coding: latin-1 -*-\n" + text.replace('"""Diffusion', '"""Diffusion (é)', 1)
+        if not final_newline:
+            text = text.rstrip("\n")
+        data = text.replace("\n", newline).encode("latin-1" if latin1 else "utf-8")
+        return (b"\xef\xbb\xbf" + data) if bom else data
+
+    name = "seed1_dit_vanilla_attention"
+    f = tmp_path / f"{name}.py"
+    f.write_bytes(variant((GOLDEN / f"{name}.in.py").read_text(encoding="utf-8")))
+    os.chmod(f, 0o750)
+    r = _dtl(["--fix", "--unsafe-fixes", f.name], tmp_path)
+    assert r.returncode == 0, r.stdout.decode() + r.stderr.decode()
+    assert f.read_bytes() == variant((GOLDEN / f"{name}.out.py").read_text(encoding="utf-8"))
+    assert oct(f.stat().st_mode & 0o777) == oct(0o750)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f.name]
