@@ -21,13 +21,15 @@ from dtypelint.config import Settings
 from dtypelint.context import CheckContext
 from dtypelint.diagnostics import REGIMES, Diagnostic
 
-RULE_CODES = ("DTL101", "DTL102", "DTL103", "DTL104", "DTL105")
+RULE_CODES = ("DTL101", "DTL102", "DTL103", "DTL104", "DTL105", "DTL106")
 
-# Anything that can produce an fp32 value, a sink, or a call into a project helper
-# that might: model code practically always contains one of these.  A file without
-# a function body cannot have a finding.
+# Anything that can produce an fp32 value or a sink, or an import (a helper or kernel from another
+# file of the project can return float32 or assert equal dtypes).  A file without a function body,
+# or without any of these, cannot have a finding.
 _TRIGGERS = re.compile(
     r"torch|Tensor|tensor|dtype|float|half|bfloat|flash|xformers|@|self\.|nn\.|matmul|einsum|scatter|index_|lerp"
+    r"|^\s*(?:import|from)\s",
+    re.MULTILINE,
 )
 
 
@@ -43,7 +45,7 @@ def might_contain_hazard(text: str, settings: Settings | None) -> bool:
 def _parse(text: str) -> ast.Module | None:
     try:
         return ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
@@ -59,13 +61,16 @@ def summarize(text: str, module_name: str, filename: str) -> dict[str, Any]:
     fa = FileAnalysis(tree, text, filename, module_name, None, None, is_package=is_package)
     out: dict[str, Any] = {}
     prefix = f"{module_name}." if module_name else ""
-    for name, (cnode, facts) in fa.classes.items():
-        out[facts.qname] = facts
-        fwd = next((s for s in cnode.body if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
-        if fwd is not None:
-            out[facts.qname + ".forward"] = summarize_function(fa, fwd, facts, facts.qname + ".forward")
-    for name, fn in fa.functions.items():
-        out[prefix + name] = summarize_function(fa, fn, None, prefix + name)
+    try:
+        for name, (cnode, facts) in fa.classes.items():
+            out[facts.qname] = facts
+            fwd = next((s for s in cnode.body if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
+            if fwd is not None:
+                out[facts.qname + ".forward"] = summarize_function(fa, fwd, facts, facts.qname + ".forward")
+        for name, fn in fa.functions.items():
+            out[prefix + name] = summarize_function(fa, fn, None, prefix + name)
+    except RecursionError:
+        pass  # keep what was summarised; deeper calls into this file are then unknown
     return out
 
 
@@ -79,7 +84,11 @@ def analyse(text: str, filename: str, module_name: str, settings, index=None, en
         return []
     fa = FileAnalysis(tree, text, filename, module_name, settings, index, is_package=is_package)
     regimes = tuple(r for r in REGIMES if r in (getattr(settings, "regimes", REGIMES) or REGIMES))
-    raw = fa.run(regimes)
+    try:
+        raw = fa.run(regimes)
+    except RecursionError:
+        # pathologically deep expressions (generated code): no claim rather than a crash
+        return []
     return to_diagnostics(fa, raw, enabled)
 
 

@@ -14,11 +14,21 @@ diagnostics.
 Regimes (DESIGN.md): ``autocast`` - fp32 parameters, forward under CUDA autocast;
 ``half`` - every floating parameter/buffer low, no autocast; ``loaded`` - built in
 the compute dtype except explicit fp32 choices and ``_keep_in_fp32_modules``.
+
+Entry points and context.  Every function is first interpreted on its own, with its
+tensor parameters taken as activations in the compute dtype (unknown under autocast,
+where layer inputs are a mix of an fp32 residual stream and low-precision op outputs).
+A function that is called in the same file is also interpreted in each caller's
+context; its on-its-own findings are dropped when a caller's context shows the sink
+is fine, so deliberate fp32 paths (a time embedding into a module kept in fp32) stay
+quiet.  After an equal-dtype sink reports, interpretation continues with the lower
+precision (as if fixed), so one bug gives one finding.
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -31,10 +41,12 @@ from dtypelint.analysis.module_facts import ClassFacts, dtype_of_expr
 from dtypelint.analysis.names import Names, canonical_torch
 
 # parameters whose names say they are integer/bool tensors or objects, not activations
+# parameters that name Python integers (sizes, counts): scalars, never tensors
+SCALAR_PARAM = re.compile(r"^(dims?|\w+_dim|num_\w+|n|n_\w+|sizes?|\w+_size|layer_idx|head_dim|steps?|seq_len|max_\w+)$")
 NON_ACTIVATION = re.compile(
     r"(^|_)(ids?|mask|masks|index|indices|idx|positions?|pos|lengths?|seqlens?|cu_seqlens\w*|steps?|offsets?|"
     r"labels?|layer_idx|past\w*|layer_past|kwargs|config|generator|training|module|self|cls|"
-    r"timesteps?|t|sizes?|shape|dims?|num\w*|n)$"
+    r"timesteps?|t|sizes?|shape|dims?|num\w*|n|device|\w*_device|dtype|\w*_dtype|\w*_ids|\w*_mask)$"
 )
 AUTOCAST_NAMES = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast_mode.autocast",
                   "torch.cpu.amp.autocast")
@@ -46,6 +58,18 @@ INDEX_FAMILY = {
     "masked_scatter": (1, True), "lerp_": (0, True), "lerp": (0, True),
 }
 MAX_DEPTH = 4
+CONTEXT_CHECKED = frozenset({"DTL101", "DTL102", "DTL103", "DTL105"})
+SHAPE = Val("shape")  # `x.shape` / `x.size()`: its items are Python ints
+# calls that return Python numbers (their arguments are numbers too)
+SCALAR_FUNCS = frozenset({"math.sqrt", "math.log", "math.exp", "math.pow", "math.ceil", "math.floor", "math.prod",
+                          "math.log2", "math.log10", "math.cos", "math.sin", "math.pi", "math.inf", "math.e"})
+SCALAR_BUILTINS = frozenset({"int", "float", "len", "round", "abs", "min", "max", "sum", "pow", "divmod"})
+# fill/clamp ops whose scalar argument is converted to the tensor's dtype with an overflow check
+OVERFLOW_OPS = frozenset({"masked_fill", "masked_fill_", "fill_", "full", "full_like", "clamp", "clamp_", "clamp_min",
+                          "clamp_max", "clip"})
+# a value cast to a dtype the analysis cannot see (`x.to(get_dtype(m))`): unknown, but marked as
+# deliberately aligned by its author (the marker survives shape ops, modules and helper calls)
+CAST_UNKNOWN = Val("unknown", const="cast")
 
 
 @dataclass(frozen=True)
@@ -60,11 +84,15 @@ class ModuleRef:
     filename: str = ""
     elem: str = ""  # element class of a ModuleList / Sequential
     chain: tuple[str, ...] = ()  # classes of an nn.Sequential in call order
+    path: str = ""  # attribute path inside the model (``DenseReluDense.wo``), matched by keep lists
+    explicit: str = ""  # the instance itself was built in float32 (dtype= / .float()): why
+    alts: tuple[str, ...] = ()  # other classes `__init__` may choose (`A(...) if flag else B(...)`)
 
     def element(self) -> "ModuleRef | None":
         if not self.elem:
             return None
-        return ModuleRef(f"{self.text}[i]", self.elem, self.kept, self.row, self.col, self.filename)
+        return ModuleRef(f"{self.text}[i]", self.elem, self.kept, self.row, self.col, self.filename,
+                         path=f"{self.path}.0", explicit=self.explicit)
 
 
 @dataclass(frozen=True)
@@ -124,9 +152,12 @@ class FileAnalysis:
             self.user_sinks[s.name] = SinkDef(s.name, s.contract, s.args, s.positions)
         self.findings: list[RawFinding] = []
         self.called: set[tuple[str, int]] = set()
+        # (regime, sink node) evaluated with every operand's dtype known and compatible somewhere
+        self.clean: set[tuple[str, int]] = set()
         self.collectors: list[list[RawFinding]] = []  # findings made inside active calls (for the memo)
         self.memo: dict[Any, Val] = {}
         self.strict_cache: dict[int, tuple[str, ...]] = {}
+        self._assign_cache: dict[int, dict[str, list[ast.AST]]] = {}
 
     # -- class facts and the keep lists -------------------------------------------------
     def class_by_qname(self, qname: str) -> tuple[ast.ClassDef | None, ClassFacts | None]:
@@ -180,13 +211,20 @@ class FileAnalysis:
         for attr, entries in lists:
             for e in entries:
                 if self.keep_by_component:
-                    if e == name or e in target.split("."):
+                    if e in target.split(".") or target.startswith(e + ".") or target == e:
                         return f"`{name}` matches `{attr}` entry {e!r}"
                     continue
                 pat = re.escape(e).replace(r"\*", ".*")
-                if re.search(pat, target) or re.search(pat, name):
+                if re.search(pat, target):
                     return f"`{name}` matches `{attr}` entry {e!r}"
         return ""
+
+    def maybe_kept(self, name: str, is_module: bool) -> bool:
+        """An entry that names this parameter under a longer path (``mlp.gate.weight`` for a router
+        analysed on its own, whose place in the model is not known): it may or may not be kept."""
+        target = f"{name}.weight" if is_module else name
+        lists = list(self.keep_strict) + (list(self.keep) if self.compute == "float16" else [])
+        return any(e.endswith("." + target) or e.endswith("." + name) for e in lists)
 
     # -- positions ----------------------------------------------------------------------
     def col(self, row: int, byte_col: int) -> int:
@@ -214,6 +252,21 @@ class FileAnalysis:
             s = ast.unparse(node)
         s = " ".join(s.split())
         return s if len(s) <= 60 else s[:57] + "..."
+
+    def assignments(self, fn: ast.AST) -> dict[str, list[ast.AST]]:
+        """Local name -> the expressions assigned to it anywhere in ``fn`` (for data dependence)."""
+        key = id(fn)
+        if key not in self._assign_cache:
+            out: dict[str, list[ast.AST]] = {}
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for t in targets:
+                        for nm in ast.walk(t):
+                            if isinstance(nm, ast.Name):
+                                out.setdefault(nm.id, []).append(node.value)
+            self._assign_cache[key] = out
+        return self._assign_cache[key]
 
     def segment(self, node: ast.AST) -> str | None:
         """Source text of a node (like ``ast.get_source_segment`` without re-splitting the file)."""
@@ -249,9 +302,12 @@ class FileAnalysis:
                         Frame(self, item, facts, regime, report=True).run_default()
         # A function that is called in this file is judged with its callers' arguments: the
         # findings made with assumed arguments (tensor parameters = activations in the compute
-        # dtype) are dropped for it, so a caller that passes float32 on purpose (a time
-        # embedding into a module kept in float32) does not produce a finding.
-        kept = [f for f in self.findings if (f.regime, f.fn_id) not in self.called]
+        # dtype) are dropped for it when a caller's context shows the sink is fine (every operand
+        # known and compatible), so a caller that passes float32 on purpose (a time embedding into
+        # a module kept in float32) does not produce a finding; where callers pass only values the
+        # analysis cannot follow, the entry-point judgement stands (equal-dtype sinks).
+        kept = [f for f in self.findings if (f.regime, f.fn_id) not in self.called
+                or (f.code in CONTEXT_CHECKED and (f.regime, id(f.node)) not in self.clean)]
         out: list[RawFinding] = []
         seen: set[tuple] = set()
         for f in kept:
@@ -287,6 +343,8 @@ def strict_params_of(fn: ast.FunctionDef) -> tuple[str, ...]:
         elif isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Raise):
             tests = [node.test]
         for t in tests:
+            while isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+                t = t.operand  # `if not (q.dtype == k.dtype): raise`
             parts = t.values if isinstance(t, ast.BoolOp) else [t]
             for p in parts:
                 if isinstance(p, ast.Compare) and all(isinstance(o, (ast.Eq, ast.NotEq)) for o in p.ops):
@@ -305,14 +363,15 @@ class Frame:
 
     def __init__(self, fa: FileAnalysis, fn: ast.FunctionDef, cls: ClassFacts | None, regime: str, report: bool,
                  ac: bool | None = None, self_kept: str = "", depth: int = 0, self_text: str = "self",
-                 root: int | None = None):
+                 root: int | None = None, self_path: str = ""):
         self.fa = fa
         self.fn = fn
         self.cls = cls
         self.regime = regime
         self.report = report
         self.ac = (regime == "autocast") if ac is None else ac
-        self.self_kept = self_kept
+        self.self_kept = self_kept  # this instance was built in float32 (applies to all its parameters)
+        self.self_path = self_path  # attribute path of this instance inside the model
         self.depth = depth
         self.returns: list[Val] = []
         self.api = fa.api
@@ -344,7 +403,17 @@ class Frame:
         return self.run(env)
 
     def default_param(self, a: ast.arg, default: ast.AST | None) -> Val:
-        """Tensor parameters are activations in the compute dtype (unless typed/named otherwise)."""
+        """Tensor parameters are activations in the compute dtype (unless typed/named otherwise).
+
+        Under autocast the activations a layer receives are a mix (a float32 residual stream fed by
+        float32 embeddings, low-precision outputs of autocast ops), so there they are unknown: only
+        dtypes derived from ops and parameters are claimed."""
+        v = self._default_param(a, default)
+        if v.kind == "low" and self.regime == "autocast":
+            return UNKNOWN
+        return v
+
+    def _default_param(self, a: ast.arg, default: ast.AST | None) -> Val:
         ann = ast.unparse(a.annotation) if a.annotation is not None else ""
         if default is not None and isinstance(default, ast.Constant) and default.value is not None:
             if isinstance(default.value, bool):
@@ -358,6 +427,8 @@ class Frame:
             return UNKNOWN
         if default is not None and not (isinstance(default, ast.Constant) and default.value is None):
             return UNKNOWN
+        if SCALAR_PARAM.match(a.arg):
+            return SCALAR
         if NON_ACTIVATION.search(a.arg):
             return UNKNOWN
         return tensor("low")
@@ -428,8 +499,8 @@ class Frame:
                 return self.block(s.body, env)
             if c is False:
                 return self.block(s.orelse, env)
-            a = self.branch(s.body, env)
-            b = self.branch(s.orelse, env)
+            a = self.branch(s.body, self.refine(s.test, env, True))
+            b = self.branch(s.orelse, self.refine(s.test, env, False))
             out = self.join_envs(a, b)
             if out is None:
                 raise Dead
@@ -513,7 +584,12 @@ class Frame:
         if not isinstance(ce, ast.Call):
             return None
         q = self.qualify(ce.func, env)
-        if not q or canonical_torch(q) not in AUTOCAST_NAMES and not q.endswith(".autocast"):
+        last = (q or "").rsplit(".", 1)[-1]
+        if isinstance(ce.func, ast.Name) and not q:
+            last = ce.func.id
+        if not (q and (canonical_torch(q) in AUTOCAST_NAMES or q.endswith(".autocast"))) and not (
+                "autocast" in last and any(k.arg in ("enabled", "dtype") for k in ce.keywords)):
+            # also project wrappers named like autocast (`maybe_autocast(..., enabled=False)`)
             return None
         enabled = None
         dtype_node = None
@@ -547,7 +623,8 @@ class Frame:
                 for e, item in zip(elts, v.items):
                     self.bind(e, item, env, None)
             else:
-                elem = v if v.is_tensor else (v.ref if v.kind == "seq" and v.ref is not None else UNKNOWN)
+                elem = v if v.is_tensor else (v.ref if v.kind == "seq" and v.ref is not None else (
+                    SCALAR if v.kind == "shape" else UNKNOWN))
                 for e in elts:
                     self.bind(e.value if isinstance(e, ast.Starred) else e, elem if not isinstance(e, ast.Starred) else UNKNOWN, env, None)
         elif isinstance(target, ast.Attribute):
@@ -579,6 +656,44 @@ class Frame:
                                "`x[idx] = v` with a tensor index is `index_put_`")
 
     # -- conditions ---------------------------------------------------------------------
+    def refine(self, test: ast.AST, env: dict[str, Val], branch: bool) -> dict[str, Val]:
+        """Narrow dtypes on a branch: after ``if x.dtype != w.dtype: ...`` the else branch knows
+        ``x`` has ``w``'s dtype (the T5 ``wo`` guard, ``if q.dtype != v.dtype: q = q.to(v.dtype)``)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self.refine(test.operand, env, not branch)
+        if isinstance(test, ast.BoolOp):
+            parts = test.values
+            if isinstance(test.op, ast.And) == branch:
+                # all parts hold (And/True) or all fail (Or/False)
+                for p in parts:
+                    env = self.refine(p, env, branch)
+                return env
+            undecided = [p for p in parts if self.cond(p, dict(env)) is not (not branch)]
+            if len(undecided) == 1:
+                return self.refine(undecided[0], env, branch)
+            return env
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+            equal = isinstance(test.ops[0], ast.Eq) == branch
+            if not equal:
+                return env
+            for x_node, y_node in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+                if isinstance(x_node, ast.Attribute) and x_node.attr == "dtype":
+                    target = x_node.value
+                    key = target.id if isinstance(target, ast.Name) else (
+                        self.attr_key(target) if isinstance(target, ast.Attribute) else None)
+                    if key is None or (key not in env and not key.startswith("self.")):
+                        continue
+                    cur = self.eval(target, env)
+                    other = self.eval(y_node, env)
+                    if other.kind == "dtype" and other.const in ("low", "olp", "fp32", "fp64") and (
+                            cur.is_float or cur.kind == "unknown"):
+                        if cur.kind == other.const:
+                            return env
+                        env = dict(env)
+                        env[key] = tensor(other.const, other.prov, zdim=cur.zdim, kept=other.kept)
+                        return env
+        return env
+
     def cond(self, test: ast.AST, env: dict[str, Val]) -> bool | None:
         v = self.eval(test, env)
         if v.kind == "pybool":
@@ -633,6 +748,18 @@ class Frame:
         return Val("tuple", items=tuple(self.eval(e, env) for e in n.elts))
 
     e_List = e_Tuple
+
+    def e_ListComp(self, n, env) -> Val:
+        local = dict(env)
+        for g in n.generators:
+            it = self.eval(g.iter, local)
+            self.bind(g.target, self.element(it), local, None)
+            for cond in g.ifs:
+                self.eval(cond, local)
+        return Val("seq", ref=self.eval(n.elt, local))
+
+    e_GeneratorExp = e_ListComp
+    e_SetComp = e_ListComp
 
     def e_NamedExpr(self, n: ast.NamedExpr, env) -> Val:
         v = self.eval(n.value, env)
@@ -752,9 +879,15 @@ class Frame:
                 return dtype_val(base.kind, base.prov)
             if a in ("T", "mT", "H", "mH", "data", "real"):
                 return base
-            if a in ("shape", "device", "ndim", "is_cuda", "requires_grad"):
+            if a == "shape":
+                return SHAPE
+            if a == "ndim":
+                return SCALAR
+            if a in ("device", "is_cuda", "requires_grad"):
                 return UNKNOWN
             return UNKNOWN
+        if base.kind == "tuple" and a in ("values", "indices") and len(base.items) == 2:
+            return base.items[0 if a == "values" else 1]  # torch.return_types (max, topk, sort, ...)
         if base.kind == "dtype" and a in ("is_floating_point",):
             return UNKNOWN
         return UNKNOWN
@@ -767,7 +900,7 @@ class Frame:
     def e_Subscript(self, n: ast.Subscript, env) -> Val:
         base = self.eval(n.value, env)
         idx = self.eval(n.slice, env)
-        if base.is_tensor:
+        if base.is_tensor or base is CAST_UNKNOWN or (base.kind == "unknown" and base.const == "cast"):
             return base
         if base.kind == "tuple":
             if isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, int):
@@ -780,6 +913,8 @@ class Frame:
             return base.ref or UNKNOWN
         if base.kind == "module" and base.ref.element() is not None:
             return Val("module", ref=base.ref.element())
+        if base.kind == "shape":
+            return SHAPE if isinstance(n.slice, ast.Slice) else SCALAR
         return UNKNOWN
 
     def e_Slice(self, n, env) -> Val:
@@ -813,7 +948,7 @@ class Frame:
             return tensor("fp32", (self.fa.step(n, "integer true division gives the default dtype float32"),))
         res, winner = promote([a, b])
         if res is None:
-            return UNKNOWN
+            return CAST_UNKNOWN if any(v.kind == "unknown" and v.const == "cast" for v in (a, b)) else UNKNOWN
         if isinstance(op, ast.Add) and self.residual_check(n, a, b, ln, rn):
             # reported: continue with the residual's dtype, as if the fix were applied
             return a if a.kind in ("low", "olp") else b
@@ -832,6 +967,14 @@ class Frame:
             if not k.arg:
                 self.eval(k.value, env)
         f = n.func
+        if isinstance(f, ast.Name) and f.id in SCALAR_BUILTINS and f.id not in env and f.id not in self.fa.functions:
+            if all(v.kind in ("scalar", "shape", "pybool") for v in args) or f.id in ("int", "float", "len", "round"):
+                return Val("scalar", scalar_float=f.id == "float")
+        if isinstance(f, ast.Name) and f.id == "isinstance" and f.id not in env and len(n.args) == 2:
+            t = self.qualify(n.args[1], env)
+            if args[0].is_tensor and t in ("torch.Tensor", "torch.nn.Parameter"):
+                return Val("pybool", const=True)
+            return Val("pybool", const=None)
         # 1. qualified (module-level) callee
         q = self.qualify(f, env)
         if q:
@@ -849,18 +992,20 @@ class Frame:
     # -- calls ----------------------------------------------------------------------------
     def call_qualified(self, q: str, n: ast.Call, args: list[Val], kwargs: dict[str, Val], env) -> Val:
         api = self.api
+        if q in SCALAR_FUNCS:
+            return Val("scalar", scalar_float=True)
         user = self.fa.user_sinks.get(q) or self.user_sink_by_short(q)
         if user is not None:
             self.contract_sink(user, n, args, kwargs)
-            return self.after_sink([v for v in args if v.is_tensor])
+            return self.after_sink([v for v in args if v.is_tensor or v.kind == "unknown"])
         sink = api.sinks.get(q)
         if sink is not None:
             self.contract_sink(sink, n, args, kwargs)
             if sink.contract == "matmul" and not self.ac:
-                return self.after_sink([v for v in args if v.is_tensor])
+                return self.after_sink([v for v in args if v.is_tensor or v.kind == "unknown"])
             if sink.contract in ("matmul", "sdpa") and self.ac:
                 return tensor("low")
-            return self.after_sink([v for v in args if v.is_tensor])
+            return self.after_sink([v for v in args if v.is_tensor or v.kind == "unknown"])
         if q.startswith("torch."):
             if q in ("torch.finfo", "torch.iinfo"):
                 return UNKNOWN
@@ -922,7 +1067,7 @@ class Frame:
                     return self.call_module(av.ref, n, args, kwargs)
                 node = self.method_node(self.cls, meth)
                 if node is not None:
-                    return self.call_function(node, self.cls, n, args, kwargs, recv_self=("self", self.self_kept))
+                    return self.call_function(node, self.cls, n, args, kwargs, recv_self=("self", self.self_kept, self.self_path))
             return UNKNOWN
         if recv.kind == "module":
             if meth == "forward":
@@ -933,10 +1078,15 @@ class Frame:
             if facts is not None:
                 node = self.method_node(facts, meth)
                 if node is not None:
-                    return self.call_function(node, facts, n, args, kwargs, recv_self=(recv.ref.text, recv.ref.kept))
+                    return self.call_function(node, facts, n, args, kwargs, recv_self=(recv.ref.text, recv.ref.explicit, recv.ref.path))
             return UNKNOWN
         if recv.kind == "func" or recv.kind == "qname":
             return UNKNOWN
+        if recv.kind == "unknown" and recv.const == "cast":
+            if meth in self.api.keep:
+                return recv
+            if meth in self.api.split:
+                return Val("seq", ref=recv)
         if recv.is_tensor or recv.kind == "unknown" or recv.kind == "none":
             if recv.kind != "unknown" or meth in self.api.casts or meth in ("to", "type_as", "type", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor") or meth in INDEX_FAMILY:
                 return self.apply_op(meth, recv if recv.kind != "none" else UNKNOWN, args, kwargs, n, "." + meth, function=False)
@@ -954,7 +1104,10 @@ class Frame:
                     return item
         return None
 
-    def bind_args(self, fn: ast.FunctionDef, args: list[Val], kwargs: dict[str, Val], skip_self: bool) -> dict[str, Val]:
+    def bind_args(self, fn: ast.FunctionDef, args: list[Val], kwargs: dict[str, Val], skip_self: bool,
+                  opaque: bool = False) -> dict[str, Val]:
+        """Bind a call's values to ``fn``'s parameters; with ``*args``/``**kwargs`` at the call
+        (``opaque``) parameters not bound explicitly are unknown rather than their defaults."""
         a = fn.args
         positional = list(a.posonlyargs) + list(a.args)
         if skip_self and positional:
@@ -967,9 +1120,10 @@ class Frame:
             elif p.arg in kwargs:
                 env[p.arg] = kwargs[p.arg]
             else:
-                env[p.arg] = self.eval(d, {}) if d is not None else UNKNOWN
+                env[p.arg] = self.eval(d, {}) if d is not None and not opaque else UNKNOWN
+                continue
         for p, d in zip(a.kwonlyargs, a.kw_defaults):
-            env[p.arg] = kwargs.get(p.arg, self.eval(d, {}) if d is not None else UNKNOWN)
+            env[p.arg] = kwargs.get(p.arg, self.eval(d, {}) if d is not None and not opaque else UNKNOWN)
         if a.vararg:
             env[a.vararg.arg] = Val("tuple", items=tuple(args[len(positional):]))
         if a.kwarg:
@@ -977,17 +1131,19 @@ class Frame:
         return env
 
     def call_function(self, fn: ast.FunctionDef, cls: ClassFacts | None, n: ast.Call, args, kwargs,
-                      recv_self: tuple[str, str] | None) -> Val:
-        env = self.bind_args(fn, args, kwargs, skip_self=recv_self is not None)
+                      recv_self: tuple[str, str, str] | None) -> Val:
+        opaque = any(isinstance(a, ast.Starred) for a in n.args) or any(k.arg is None for k in n.keywords)
+        if opaque and any(isinstance(a, ast.Starred) for a in n.args):
+            args = [v for v, a in zip(args, n.args) if not isinstance(a, ast.Starred)][:sum(
+                1 for _ in itertools.takewhile(lambda a: not isinstance(a, ast.Starred), n.args))]
+        env = self.bind_args(fn, args, kwargs, skip_self=recv_self is not None, opaque=opaque)
         strict = self.fa.strict_params(fn)
         if strict:
             ops = [Operand(p, env[p], self.arg_node(fn, n, p, recv_self is not None)) for p in strict if p in env]
             self.equal_sink(n, ops, f"{fn.name}()", "DTL102",
                             f"which asserts that {', '.join('`'+o.label+'`' for o in ops)} have equal dtypes",
                             sink_step=f"reaches `{fn.name}()`, whose body asserts equal dtypes of {', '.join(strict)}")
-        if not any(v.kind == "unknown" for v in list(args) + list(kwargs.values())):
-            # judged in this caller's context; with unknown arguments the assumed ones stay in force
-            self.fa.called.add((self.regime, id(fn)))
+        self.fa.called.add((self.regime, id(fn)))
         if self.depth >= MAX_DEPTH:
             return UNKNOWN
         if recv_self is not None:
@@ -1002,7 +1158,8 @@ class Frame:
         self.fa.memo[key] = (UNKNOWN, [])  # recursion guard
         sub = Frame(self.fa, fn, cls, self.regime, report=self.report, ac=self.ac,
                     self_kept=recv_self[1] if recv_self else "", depth=self.depth + 1,
-                    self_text=recv_self[0] if recv_self else "self", root=self.root)
+                    self_text=recv_self[0] if recv_self else "self", root=self.root,
+                    self_path=recv_self[2] if recv_self else "")
         collected: list[RawFinding] = []
         self.fa.collectors.append(collected)
         try:
@@ -1012,6 +1169,7 @@ class Frame:
         if r.is_float and r.kind in ("fp32", "fp64") and any(
                 v.is_float and v.kind in ("low", "olp") for v in env.values()):
             r = r.with_step(self.fa.step(n, f"`{self.fa.seg(n.func)}(...)` returns {dtype_name(r.kind, self.fa.compute)}"))
+        r = self.keep_cast_marker(r, list(args) + list(kwargs.values()))
         self.fa.memo[key] = (r, collected)
         return r
 
@@ -1061,13 +1219,15 @@ class Frame:
             return UNKNOWN
         text = f"{self.self_text}.{a}"
         if fact.kind == "module":
-            kept = ""
+            kept = explicit = ""
+            path = f"{self.self_path}.{a}" if self.self_path else a
             if self.regime == "loaded":
-                kept = self.self_kept or self.fa.kept_reason(a, True)
-                if not kept and fact.fp32:
-                    kept = f"`{text}` is built with `dtype=torch.float32` / `.float()` in `__init__`"
+                explicit = self.self_kept
+                if not explicit and fact.fp32:
+                    explicit = f"`{text}` is built with `dtype=torch.float32` / `.float()` in `__init__`"
+                kept = explicit or (self.fa.kept_reason(path, True) if fact.cls.startswith("torch.nn.") else "")
             return Val("module", ref=ModuleRef(text, fact.cls, kept, fact.row, fact.col, fact.filename or self.fa.filename,
-                                               fact.elem, fact.chain))
+                                               fact.elem, fact.chain, path, explicit, fact.alts))
         if fact.kind in ("param", "buffer", "tensor"):
             return self.tensor_attr(fact, text)
         if fact.kind == "scalar":
@@ -1107,9 +1267,12 @@ class Frame:
         if regime == "half":
             return tensor("low", zdim=zdim)
         # loaded
-        reason = self.self_kept or self.fa.kept_reason(fact.name, False)
+        path = f"{self.self_path}.{fact.name}" if self.self_path else fact.name
+        reason = self.self_kept or self.fa.kept_reason(path, False)
         if reason:
             return src(f"kept in float32 when loaded ({reason})")
+        if self.fa.maybe_kept(path, False):
+            return UNKNOWN
         if fact.fp32 or d == "fp64":
             return src("it is created with an explicit float32 dtype / `.float()` in `__init__`, which loading keeps")
         return tensor("low", zdim=zdim)
@@ -1119,7 +1282,8 @@ class Frame:
         if facts is not None:
             fact = next((f for anc in self.fa.ancestors(facts) for f in anc.attrs if f.name == pname), None)
             if fact is not None and fact.kind in ("param", "buffer", "tensor"):
-                sub = Frame(self.fa, self.fn, facts, self.regime, report=False, self_kept=ref.kept, self_text=ref.text)
+                sub = Frame(self.fa, self.fn, facts, self.regime, report=False, self_kept=ref.explicit,
+                            self_text=ref.text, self_path=ref.path)
                 return sub.tensor_attr(fact, f"{ref.text}")
         if not ref.cls.startswith("torch.nn."):
             return UNKNOWN
@@ -1130,16 +1294,37 @@ class Frame:
         if self.regime == "loaded" and ref.kept:
             msg = f"`{text}` is float32 in the loaded regime: {ref.kept}"
             return tensor("fp32", (Step(ref.filename, ref.row, ref.col, msg),), kept=ref.text)
+        if self.regime == "loaded" and self.fa.maybe_kept(ref.path, True):
+            return UNKNOWN
         return tensor("low")
 
     def submodule_attr(self, ref: ModuleRef, a: str, n: ast.AST) -> Val:
         cls_node, facts = self.fa.class_by_qname(ref.cls)
         if facts is None:
             return UNKNOWN
-        sub = Frame(self.fa, self.fn, facts, self.regime, report=False, self_kept=ref.kept, self_text=ref.text)
+        sub = Frame(self.fa, self.fn, facts, self.regime, report=False, self_kept=ref.explicit, self_text=ref.text,
+                    self_path=ref.path)
         return sub.self_attr(a, n)
 
     def call_module(self, ref: ModuleRef, n: ast.Call, args, kwargs) -> Val:
+        return self.keep_cast_marker(self._call_module(ref, n, args, kwargs), list(args) + list(kwargs.values()))
+
+    @staticmethod
+    def keep_cast_marker(r: Val, inputs: list[Val]) -> Val:
+        """An unknown result computed from a value its author cast to an unseen dtype stays marked."""
+        if r.kind == "unknown" and r.const != "cast" and any(
+                v is not None and v.kind == "unknown" and v.const == "cast" for v in inputs):
+            return CAST_UNKNOWN
+        return r
+
+    def _call_module(self, ref: ModuleRef, n: ast.Call, args, kwargs) -> Val:
+        if ref.alts:
+            # one of several classes: the output of each, joined like the branches of an if
+            out = self._call_module(replace(ref, alts=()), n, args, kwargs)
+            for c in ref.alts:
+                kept = ref.explicit or (self.fa.kept_reason(ref.path, True) if self.regime == "loaded" and c.startswith("torch.nn.") else "")
+                out = join(out, self._call_module(replace(ref, cls=c, alts=(), kept=kept), n, args, kwargs))
+            return out
         x = args[0] if args else next(iter(kwargs.values()), UNKNOWN)
         if ref.cls.startswith("torch.nn."):
             kind = self.api.module_kind.get(ref.cls[len("torch.nn."):])
@@ -1150,7 +1335,8 @@ class Frame:
                     self.matmul_sink(n, [Operand(self.fa.seg(n.args[0]) if n.args else "input", x, n.args[0] if n.args else None),
                                          Operand(f"{ref.text}.weight", w, None)], f"{ref.text}(...)", module=cname)
                     if x.is_float and w.is_float:
-                        out = x
+                        # on a mismatch (reported) continue in the lower precision, so one bug gives one finding
+                        out = x if x.kind in ("low", "olp") or w.kind == x.kind else w
                         if w.kind == x.kind and w.kind in ("fp32", "fp64") and ref.kept:
                             return replace(x, kept=ref.text).with_step(self.fa.step(n, f"`{ref.text}` is kept in float32 in the loaded regime, so its output is float32"))
                         return out
@@ -1171,7 +1357,10 @@ class Frame:
             if ref.chain and ref.cls == "torch.nn.Sequential":
                 out = x
                 for i, c in enumerate(ref.chain):
-                    sub = ModuleRef(f"{ref.text}[{i}]", c, ref.kept, ref.row, ref.col, ref.filename)
+                    sub_path = f"{ref.path}.{i}"
+                    sub_kept = ref.explicit or (self.fa.kept_reason(sub_path, True) if self.regime == "loaded" else "")
+                    sub = ModuleRef(f"{ref.text}[{i}]", c, sub_kept, ref.row, ref.col, ref.filename,
+                                    path=sub_path, explicit=ref.explicit)
                     out = self.call_module(sub, n, [out], {})
                 return out
             return UNKNOWN
@@ -1182,7 +1371,7 @@ class Frame:
         if fwd is None and facts is not None and any(b.endswith("Sequential") for b in facts.bases):
             return UNKNOWN
         if fwd is not None:
-            return self.call_function(fwd, facts, n, args, kwargs, recv_self=(ref.text, ref.kept))
+            return self.call_function(fwd, facts, n, args, kwargs, recv_self=(ref.text, ref.explicit, ref.path))
         if self.fa.index is not None:
             from dtypelint.analysis.summaries import FuncSummary
 
@@ -1200,11 +1389,20 @@ class Frame:
 
     def apply_op(self, op: str, recv: Val | None, args: list[Val], kwargs: dict[str, Val], n: ast.Call,
                  opname: str, function: bool) -> Val:
+        r = self._apply_op(op, recv, args, kwargs, n, opname, function)
+        if op in ("to", "type", "type_as") or op in self.api.casts:
+            return r
+        return self.keep_cast_marker(r, [recv] + list(args) + list(kwargs.values()))
+
+    def _apply_op(self, op: str, recv: Val | None, args: list[Val], kwargs: dict[str, Val], n: ast.Call,
+                  opname: str, function: bool) -> Val:
         api = self.api
         fa = self.fa
         cd = fa.compute
         all_in = ([recv] if recv is not None else []) + list(args)
         x = recv if recv is not None else UNKNOWN
+        if op in OVERFLOW_OPS:
+            self.overflow_check(op, x if not function or op not in ("full",) else None, args, kwargs, n, function)
         # index family: equal dtypes even under autocast (facts §3)
         if op in INDEX_FAMILY and not function and isinstance(n.func, ast.Attribute):
             src_i, raises_under_ac = INDEX_FAMILY[op]
@@ -1236,16 +1434,16 @@ class Frame:
                     break
             if target is None:
                 if "dtype" in kwargs:
-                    return UNKNOWN
+                    return CAST_UNKNOWN
                 if any(v.kind == "unknown" for v in args) and not any(k == "device" for k in kwargs) and args:
                     # `.to(something)`: could be a dtype we cannot see
                     a0 = n.args[0] if n.args else None
                     if a0 is not None and isinstance(a0, ast.Attribute) and a0.attr in ("device",):
                         return x
-                    return UNKNOWN if not (a0 is not None and "device" in fa.seg(a0)) else x
+                    return CAST_UNKNOWN if not (a0 is not None and "device" in fa.seg(a0)) else x
                 return x
             if target.const is None:
-                return UNKNOWN
+                return CAST_UNKNOWN
             kind = target.const
             if kind in ("fp32", "fp64"):
                 if x.kind == kind:
@@ -1258,7 +1456,7 @@ class Frame:
                 if t.kind in ("fp32", "fp64") and x.kind != t.kind:
                     return tensor(t.kind, t.prov + (fa.step(n, f"`{fa.seg(n)}` casts to {dtype_name(t.kind, cd)}"),), zdim=x.zdim)
                 return replace(t, zdim=x.zdim)
-            return UNKNOWN
+            return CAST_UNKNOWN
         ed = self.explicit_dtype(kwargs)
         if op in api.default_float or op in api.arange_like:
             if ed is not None:
@@ -1344,7 +1542,7 @@ class Frame:
                 ins = ins[1:]
             res, _ = promote(ins)
             if res is None:
-                return UNKNOWN
+                return CAST_UNKNOWN if any(v.kind == "unknown" and v.const == "cast" for v in ins) else UNKNOWN
             return self.promotion_step(res, ins, n, opname)
         if op in api.keep or op in api.ac_lp or op in api.ac_fp32 or op in api.ac_fp32_opt or op in api.ac_promote:
             if op in api.ac_promote or op in ("maximum", "minimum"):
@@ -1352,13 +1550,17 @@ class Frame:
                 if res is not None:
                     return self.promotion_step(res, all_in, n, opname)
             return first if first is not None else UNKNOWN
-        if op == "item" or op == "tolist":
+        if op == "item" or op == "tolist" or op in ("numel", "dim", "element_size", "nelement"):
             return SCALAR
+        if op == "size":
+            return SHAPE if not args and not kwargs else SCALAR
         return UNKNOWN
 
     @staticmethod
     def is_empty_shape(n: ast.Call) -> bool:
-        return len(n.args) == 1 and isinstance(n.args[0], (ast.Tuple, ast.List)) and not n.args[0].elts
+        """``torch.zeros(())`` / ``torch.full((), v)``: a 0-dim tensor (never promotes)."""
+        shape = n.args[0] if n.args else next((k.value for k in n.keywords if k.arg == "size"), None)
+        return isinstance(shape, (ast.Tuple, ast.List)) and not shape.elts
 
     @staticmethod
     def reduces_all(n: ast.Call, function: bool) -> bool:
@@ -1406,6 +1608,10 @@ class Frame:
         known = [o for o in ops if o.val.is_float and not o.val.zdim]
         kinds = {o.val.kind for o in known}
         if len(kinds) < 2:
+            if ops and all(o.val.is_tensor or o.val.kind in ("scalar", "none") or o.val is CAST_UNKNOWN
+                           or (o.val.kind == "unknown" and o.val.const == "cast") for o in ops):
+                # every operand known (or deliberately cast by the author): the sink is fine here
+                self.fa.clean.add((self.regime, id(n)))
             return
         wide = max(known, key=lambda o: (o.val.kind in ("fp32", "fp64"), o.val.kind == "fp64", len(o.val.prov)))
         low = [o for o in known if o.val.kind != wide.val.kind]
@@ -1421,6 +1627,8 @@ class Frame:
     def half_only_sink(self, n: ast.AST, ops: list[Operand], sink: str) -> None:
         wide = [o for o in ops if o.val.kind in ("fp32", "fp64") and not o.val.zdim]
         if not wide:
+            if ops and all(o.val.is_tensor or o.val.kind in ("scalar", "none") for o in ops):
+                self.fa.clean.add((self.regime, id(n)))
             return
         lows = [o for o in ops if o.val.kind in ("low", "olp")]
         w = max(wide, key=lambda o: len(o.val.prov))
@@ -1432,12 +1640,94 @@ class Frame:
         self.emit("DTL103", n, sink, msg, w.val.prov,
                   f"reaches `{sink}`, which accepts only float16/bfloat16 (\"FlashAttention only support fp16 and bf16 data type\")", fix)
 
+    def overflow_check(self, op: str, recv: Val | None, args: list[Val], kwargs: dict[str, Val], n: ast.Call,
+                       function: bool) -> None:
+        """DTL106: a fill/clamp constant that the destination's float16 cannot hold raises
+        ``value cannot be converted to type c10::Half without overflow`` (facts §3.1)."""
+        fa = self.fa
+        # the value argument(s) and the tensor whose dtype receives them
+        if op == "full":
+            target = self.explicit_dtype(kwargs)
+            kind = target.const if target is not None else None
+            value_nodes = n.args[1:2] + [k.value for k in n.keywords if k.arg == "fill_value"]
+            dest_node = None
+        else:
+            dest = recv  # for the function forms (torch.masked_fill(x, ...)) the first argument
+            kind = dest.kind if dest is not None else None
+            pos = {"masked_fill": 1, "masked_fill_": 1, "fill_": 0, "full_like": 1, "clamp": 0, "clamp_min": 0,
+                   "clamp_max": 0, "clip": 0, "clamp_": 0}[op]
+            if function:
+                pos += 1  # torch.masked_fill(x, mask, value): the receiver is the first argument
+                dest_node = n.args[0] if n.args else None
+            else:
+                dest_node = n.func.value if isinstance(n.func, ast.Attribute) else None
+            value_nodes = list(n.args[pos:pos + (2 if op in ("clamp", "clip", "clamp_") else 1)])
+            value_nodes += [k.value for k in n.keywords if k.arg in ("value", "min", "max", "fill_value")]
+        if kind != "low":
+            return
+        limit = 65504.0 if fa.compute == "float16" else 3.3895313892515355e38
+        dname = dtype_name("low", fa.compute)
+        for vn in value_nodes:
+            value, text = self.constant_value(vn)
+            if value is None or abs(value) <= limit or value != value or abs(value) == float("inf"):
+                continue
+            anchor = self.anchor(dest_node) if dest_node is not None else None
+            fix = None
+            if anchor is not None:
+                repl = f"torch.finfo({fa.seg(anchor)}.dtype).{'min' if value < 0 else 'max'}"
+                fix = ("unsafe", f"Use `{repl}`", [(vn, "replace", repl)] + self.import_torch_edit())
+            what = f"`{op}`" if op != "full" else "`torch.full(..., dtype=...)`"
+            msg = (f"`{text}` does not fit in {dname} (largest finite value {limit:g}); {what} on a {dname} tensor "
+                   f"in the {{regimes}} raises `value cannot be converted to type "
+                   f"{'c10::Half' if fa.compute == 'float16' else 'c10::BFloat16'} without overflow`")
+            steps: tuple[Step, ...] = ()
+            if isinstance(dest_node, ast.Name):
+                # where the destination got its (compute) dtype: its last assignment above the sink
+                earlier = [v for v in fa.assignments(self.fn).get(dest_node.id, ()) if v.lineno < n.lineno]
+                if earlier:
+                    src_node = max(earlier, key=lambda v: (v.lineno, v.col_offset))
+                    how = "under CUDA autocast" if self.ac else f"in the {self.regime} regime"
+                    steps = (fa.step(src_node, f"`{dest_node.id} = {fa.seg(src_node)}` is {dname} {how}"),)
+            if dest_node is not None and not steps:
+                steps = (fa.step(dest_node, f"`{fa.seg(dest_node)}` is {dname} here"),)
+            self.emit("DTL106", n, op, msg, steps,
+                      f"the constant reaches {what}, which converts it to {dname} with an overflow check", fix)
+            return
+
+    def constant_value(self, node: ast.AST) -> tuple[float | None, str]:
+        """Numeric value of ``-1e9``, ``1e5``, ``torch.finfo(torch.float32).min`` (else None)."""
+        text = self.fa.seg(node)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return float(node.value), text
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v, _ = self.constant_value(node.operand)
+            if v is None:
+                return None, text
+            return (-v if isinstance(node.op, ast.USub) else v), text
+        if isinstance(node, ast.Attribute) and node.attr in ("min", "max") and isinstance(node.value, ast.Call):
+            call = node.value
+            q = self.fa.names.qualify(call.func)
+            if q == "torch.finfo" and call.args:
+                d = dtype_of_expr(call.args[0], self.fa.names)
+                big = {"fp32": 3.4028234663852886e38, "fp64": 1.7976931348623157e308}.get(d or "")
+                if big is not None:
+                    return (-big if node.attr == "min" else big), text
+        return None, text
+
+    def import_torch_edit(self) -> list:
+        """An edit adding ``import torch`` when the module does not bind ``torch``."""
+        if self.fa.names.aliases.get("torch") == "torch":
+            return []
+        return [(None, "import", "import torch\n")]
+
     def index_finding(self, n: ast.AST, sink: str, dest: Val, src: Val, dest_node, src_node, what: str) -> None:
         fa = self.fa
         cd = fa.compute
         dn, sn = dtype_name(dest.kind, cd), dtype_name(src.kind, cd)
-        dlabel, slabel = fa.seg(dest_node), fa.seg(src_node)
-        msg = (f"`{slabel}` ({sn}) is written into `{dlabel}` ({dn}) by {what} in the {{regimes}}, which requires "
+        dlabel = fa.seg(dest_node)
+        slabel = fa.seg(src_node) if src_node is not None else "the assigned value"
+        slabel_q = f"`{slabel}`" if src_node is not None else slabel
+        msg = (f"{slabel_q} ({sn}) is written into `{dlabel}` ({dn}) by {what} in the {{regimes}}, which requires "
                f"the source and destination dtypes to match, even under autocast")
         prov = src.prov if src.kind in ("fp32", "fp64") else dest.prov
         fix = None
@@ -1449,7 +1739,8 @@ class Frame:
     def residual_check(self, n: ast.AST, a: Val, b: Val, ln, rn) -> bool:
         """DTL104: an fp32-kept module's output added to the low-precision residual stream."""
         for x, y, xn, yn in ((a, b, ln, rn), (b, a, rn, ln)):
-            if x.kept and x.kind in ("fp32", "fp64") and not x.zdim and y.kind in ("low", "olp") and not y.zdim:
+            if x.kept and x.kind in ("fp32", "fp64") and not x.zdim and y.kind in ("low", "olp") and not y.zdim \
+                    and self.is_residual(yn, xn):
                 fa = self.fa
                 msg = (f"`{fa.seg(xn)}` is float32 (output of `{x.kept}`, kept in float32) and is added to the "
                        f"{fa.compute} residual `{fa.seg(yn)}` in the {{regimes}}: the residual stream becomes float32")
@@ -1461,6 +1752,24 @@ class Frame:
                 self.emit("DTL104", n, "+", msg, x.prov,
                           "the float32 module output is added to the low-precision residual stream (fused norms expecting the compute dtype fail downstream)", fix)
                 return True
+        return False
+
+    def is_residual(self, yn: ast.AST | None, xn: ast.AST | None) -> bool:
+        """``y + f(y)``: ``y`` is a variable and the other operand was computed from it in this function."""
+        if not isinstance(yn, ast.Name) or xn is None:
+            return False
+        defs = self.fa.assignments(self.fn)
+        seen: set[str] = set()
+        todo = [n.id for n in ast.walk(xn) if isinstance(n, ast.Name)]
+        while todo:
+            name = todo.pop()
+            if name == yn.id:
+                return True
+            if name in seen or len(seen) > 50:
+                continue
+            seen.add(name)
+            for value in defs.get(name, ()):
+                todo.extend(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
         return False
 
     @staticmethod

@@ -11,7 +11,8 @@ live in the project index and be used across files.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+import contextvars
+from dataclasses import dataclass, replace
 
 from dtypelint.analysis.api import load_api
 from dtypelint.analysis.names import Names, canonical_torch
@@ -30,6 +31,7 @@ class AttrFact:
     row: int = 0
     col: int = 0
     filename: str = ""
+    alts: tuple[str, ...] = ()  # other classes a conditional expression may choose
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,9 @@ class ClassFacts:
                 return a
         return None
 
+
+# the methods of the class whose ``__init__`` is being read (helpers like ``self._build_freqs()``)
+_METHODS: contextvars.ContextVar[dict] = contextvars.ContextVar("dtypelint_methods", default={})
 
 TENSOR_DTYPES = {"fp32": "fp32", "fp64": "fp64", "int": "int", "bool": "bool",
                  "float16": "lowexp", "bfloat16": "lowexp"}
@@ -88,9 +93,12 @@ def _shape_of(args: list[ast.AST]) -> str:
     return "[" + ", ".join(ast.unparse(a) for a in args) + "]"
 
 
-def classify_tensor(node: ast.AST, names: Names, local: dict[str, ast.AST], depth: int = 0) -> tuple[str, str, bool]:
+def classify_tensor(node: ast.AST, names: Names, local: dict[str, ast.AST], depth: int = 0,
+                    methods: dict[str, ast.FunctionDef] | None = None) -> tuple[str, str, bool]:
     """(dtype, shape, is_tensor) of a tensor-building expression in ``__init__``."""
     api = load_api()
+    if methods is None:
+        methods = _METHODS.get()
     if depth > 8:
         return "unknown", "?", False
     if isinstance(node, ast.Name) and node.id in local:
@@ -134,19 +142,26 @@ def classify_tensor(node: ast.AST, names: Names, local: dict[str, ast.AST], dept
             if op in api.like and node.args:
                 d, s, _ = classify_tensor(node.args[0], names, local, depth + 1)
                 return (TENSOR_DTYPES.get(dt_kw, d) if dt_kw else d), s, True
+            if op is not None and op not in api.integer and op not in api.boolean:
+                # other torch functions (exp, outer, cat, ...): the dtype of their tensor arguments
+                best = ("unknown", "?", False)
+                for a in node.args:
+                    if isinstance(a, (ast.List, ast.Tuple)):
+                        a = a.elts[0] if a.elts else a
+                    d, s_, t = classify_tensor(a, names, local, depth + 1)
+                    if t:
+                        if dt_kw:
+                            d = TENSOR_DTYPES.get(dt_kw, d)
+                        if best[2] is False or d in ("fp32", "fp64"):
+                            best = (d, "?", True)
+                return best
             fn = names.local_defs.get(q.rsplit(".", 1)[-1]) if names.module_name and q == f"{names.module_name}.{q.rsplit('.', 1)[-1]}" else None
             if isinstance(fn, ast.FunctionDef):
-                # a helper in this file builds the tensor: classify what it returns
-                flocal: dict[str, ast.AST] = {}
-                for st in _statements(fn.body):
-                    if isinstance(st, ast.Assign):
-                        for t in st.targets:
-                            if isinstance(t, ast.Name):
-                                flocal[t.id] = st.value
-                    elif isinstance(st, ast.Return) and st.value is not None:
-                        d, s, t = classify_tensor(st.value, names, flocal, depth + 1)
-                        return d, "?", t
-                return "unknown", "?", False
+                return _classify_return(fn, names, depth)
+
+        if (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"
+                and f.attr in methods):
+            return _classify_return(methods[f.attr], names, depth)
         if isinstance(f, ast.Attribute):
             m = f.attr
             base_d, base_s, base_t = classify_tensor(f.value, names, local, depth + 1)
@@ -184,6 +199,23 @@ def classify_tensor(node: ast.AST, names: Names, local: dict[str, ast.AST], dept
         return d, shape, True
     if isinstance(node, ast.UnaryOp):
         return classify_tensor(node.operand, names, local, depth + 1)
+    if isinstance(node, ast.Subscript):
+        d, _, t = classify_tensor(node.value, names, local, depth + 1)
+        return d, "?", t
+    return "unknown", "?", False
+
+
+def _classify_return(fn: ast.FunctionDef, names: Names, depth: int) -> tuple[str, str, bool]:
+    """A helper (function or method) builds the tensor: classify what it returns."""
+    flocal: dict[str, ast.AST] = {}
+    for st in _statements(fn.body):
+        if isinstance(st, ast.Assign):
+            for t in st.targets:
+                if isinstance(t, ast.Name):
+                    flocal[t.id] = st.value
+        elif isinstance(st, ast.Return) and st.value is not None:
+            d, _, t = classify_tensor(st.value, names, flocal, depth + 1)
+            return d, "?", t
     return "unknown", "?", False
 
 
@@ -243,6 +275,15 @@ def class_facts(cls: ast.ClassDef, names: Names, filename: str) -> ClassFacts:
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             methods.append(stmt.name)
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    token = _METHODS.set({s.name: s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name != "__init__"})
+    try:
+        _read_init(init, names, filename, attrs)
+    finally:
+        _METHODS.reset(token)
+    return ClassFacts(qname, bases, keep, keep_strict, tuple(attrs.values()), tuple(methods), filename, cls.lineno)
+
+
+def _read_init(init, names: Names, filename: str, attrs: dict) -> None:
     if init is not None:
         local: dict[str, ast.AST] = {}
         for node in _statements(init.body):
@@ -276,13 +317,14 @@ def class_facts(cls: ast.ClassDef, names: Names, filename: str) -> ClassFacts:
                     tgt = f.value
                     if isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name) and tgt.value.id == "self" and tgt.attr in attrs:
                         a = attrs[tgt.attr]
-                        attrs[tgt.attr] = AttrFact(a.name, a.kind, "fp32" if a.kind != "module" else a.dtype, a.shape, a.cls, True, a.elem, a.chain, a.row, a.col, a.filename)
-    return ClassFacts(qname, bases, keep, keep_strict, tuple(attrs.values()), tuple(methods), filename, cls.lineno)
+                        attrs[tgt.attr] = replace(a, dtype="fp32" if a.kind != "module" else a.dtype, fp32=True)
 
 
 def _statements(body: list[ast.stmt]):
     for s in body:
         yield s
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
         for field in ("body", "orelse", "finalbody"):
             sub = getattr(s, field, None)
             if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
@@ -312,7 +354,17 @@ def _attr_fact(name: str, value: ast.AST, names: Names, local: dict[str, ast.AST
                 elem = _element_class(value.args, names)
                 if mc[0] == "torch.nn.Sequential":
                     chain = _chain(value.args, names)
-            return AttrFact(name, "module", cls=mc[0], fp32=mc[1], elem=elem, chain=chain, row=row, col=col, filename=filename)
+            alts: tuple[str, ...] = ()
+            if previous is not None and previous.kind == "module" and previous.cls != mc[0]:
+                # assigned in both branches of an `if` (`Gated...(config) if ... else ...`): keep both
+                alts = tuple(dict.fromkeys((previous.cls,) + previous.alts))
+            return AttrFact(name, "module", cls=mc[0], fp32=mc[1], elem=elem, chain=chain, row=row, col=col,
+                            filename=filename, alts=alts)
+    if isinstance(value, ast.IfExp):
+        a, b = _module_call(value.body, names), _module_call(value.orelse, names)
+        if a is not None and b is not None:
+            alts = () if b[0] == a[0] else (b[0],)
+            return AttrFact(name, "module", cls=a[0], fp32=a[1] and b[1], row=row, col=col, filename=filename, alts=alts)
     d, s, is_t = classify_tensor(value, names, local)
     if is_t:
         return AttrFact(name, "tensor", d, s, fp32=(d == "fp32"), row=row, col=col, filename=filename)

@@ -18,6 +18,7 @@ RULES = {
     "DTL103": ("fp32-into-half-only-kernel", "error"),
     "DTL104": ("fp32-module-output-in-residual", "warning"),
     "DTL105": ("mixed-dtype-index-put", "error"),
+    "DTL106": ("fp16-overflow-constant", "error"),
 }
 
 ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
@@ -69,6 +70,9 @@ def build_fix(fa, spec) -> Fix | None:
     applicability, title, items = spec
     edits: list[Edit] = []
     for node, kind, arg in items:
+        if kind == "import":
+            edits.append(import_edit(fa, arg))
+            continue
         if node is None:
             return None
         sr, sc = fa.start(node)
@@ -79,7 +83,24 @@ def build_fix(fa, spec) -> Fix | None:
             else:
                 edits.append(Edit("(", Position(sr, sc), Position(sr, sc)))
                 edits.append(Edit(f").to({arg})", Position(er, ec), Position(er, ec)))
+        elif kind == "replace":
+            edits.append(Edit(arg, Position(sr, sc), Position(er, ec)))
     if not edits:
         return None
     edits.sort(key=lambda e: (e.start.row, e.start.column))
     return Fix(applicability, title, tuple(edits))
+
+
+def import_edit(fa, line: str) -> Edit:
+    """Insert ``line`` after the module docstring and ``from __future__`` imports."""
+    row = 1
+    body = fa.tree.body
+    i = 0
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        row = body[0].end_lineno + 1
+        i = 1
+    while i < len(body) and isinstance(body[i], ast.ImportFrom) and body[i].module == "__future__":
+        row = body[i].end_lineno + 1
+        i += 1
+    return Edit(line, Position(row, 1), Position(row, 1))
