@@ -34,3 +34,13 @@ class RWKV7Attention(nn.Module):
         shape = (B, T, self.num_heads, self.head_dim)
         o, _ = fused_recurrent(r.view(shape), k.view(shape), v.view(shape), w.view(shape).exp())  # expect: DTL102
         return self.o_proj(o.reshape(B, T, C))
+
+
+class RWKV7Block(nn.Module):
+    def __init__(self, hidden_size, num_heads):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(hidden_size)
+        self.attn = RWKV7Attention(hidden_size, num_heads)
+
+    def forward(self, x):
+        return x + self.attn(self.ln1(x))
