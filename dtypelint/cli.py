@@ -156,13 +156,19 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
 
         if write_baseline_file is not None:
             raise UsageError("--write-baseline cannot be combined with --fix, --fix-only or --diff")
+        hidden_by_baseline = [0]
+
+        def keep(diags):  # --baseline: report (and fail on) only the findings that are not in it
+            if known_fingerprints is None:
+                return diags
+            new, hidden_by_baseline[0] = baseline.filter_new(diags, baseline_file, known_fingerprints)
+            return new
 
         def make_report(diags, fixed, stdin_text=None):
-            r = Report(diagnostics=diags, files_checked=len(tasks), unsafe_fixes=unsafe_fixes, fixed=fixed)
+            r = Report(diagnostics=diags, files_checked=len(tasks), unsafe_fixes=unsafe_fixes, fixed=fixed,
+                       baselined=hidden_by_baseline[0])
             if stdin_task is not None and stdin_task.data is not None:
                 r.texts[stdin_task.filename] = stdin_text or stdin_task.data.decode("utf-8", errors="replace")
-            if known_fingerprints is not None:
-                r.diagnostics, r.baselined = baseline.filter_new(r.diagnostics, baseline_file, known_fingerprints, r.texts)
             return r
 
         problem_diags = [problem("DTL004", _display(p), f"cannot read {p}: {reason}") for p, reason in problems]
@@ -172,7 +178,7 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
             unsafe=unsafe_fixes, diff=diff, fix_only=fix_only, show_fixes=show_fixes,
             exit_non_zero_on_fix=exit_non_zero_on_fix, exit_zero=exit_zero, quiet=quiet,
             emit=lambda report, stream: _emit(report, output_format, output_file, quiet, stream),
-            make_report=make_report))
+            make_report=make_report, keep=keep))
     result = _run_with_progress(tasks, options, show=not quiet and output_file is None and len(tasks) > 50)
 
     diagnostics = result.diagnostics
@@ -285,6 +291,22 @@ def rule(code: str | None, show_all: bool) -> None:
         Console().print(Markdown(text))
     else:
         click.echo(text, nl=False)
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--no-isolation", is_flag=True, help="Analyse in the server process (faster; a native crash ends the server).")
+@click.option("--debounce", type=click.FloatRange(min=0), default=0.3, show_default=True, metavar="SECONDS",
+              help="Wait this long after the last edit before analysing the buffer.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, metavar="SECONDS",
+              help="Stop an analysis that takes longer than this (the file gets a DTL005 diagnostic).")
+def lsp(no_isolation: bool, debounce: float, timeout: float) -> None:
+    """Run the Language Server on standard input/output (needs the `lsp` extra)."""
+    try:
+        from dtypelint.lsp.server import start
+    except ImportError as exc:
+        raise fail(f"`dtypelint lsp` needs the optional `lsp` extra (pygls, lsprotocol): "
+                   f"pip install 'dtypelint[lsp]' ({exc})")
+    start(isolate=not no_isolation, debounce=debounce, timeout=timeout)
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)

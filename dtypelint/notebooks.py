@@ -276,6 +276,17 @@ class NotebookSource:
                       tuple(Edit(e.content, pos(e.start), pos(e.end)) for e in fix.edits))
         return replace(d, start=pos(d.start), end=pos(d.end), fix=fix, cell=None)
 
+    def display(self, text: str) -> str:
+        """A view of :attr:`text` (or a fixed copy of it) with the magics put back, for diffs."""
+        out = []
+        for line in text.splitlines(keepends=True):
+            m = _PLACEHOLDER_RE.match(line.rstrip("\r\n"))
+            if m:
+                ending = line[len(line.rstrip("\r\n")):]
+                line = self.magics[int(m.group("key"))] + ending
+            out.append(line)
+        return "".join(out)
+
     def split_fixed(self, fixed: str) -> dict[int, str]:
         """Cell index -> new source, from a fixed copy of :attr:`text` (magics restored)."""
         out: dict[int, list[str]] = {}
@@ -394,3 +405,50 @@ def check_notebook(data: bytes, task, index):
     out, deps = check_source(SourceFile(text=nb_source.text), task, index)
     out.diagnostics = [nb_source.to_cells(d) for d in out.diagnostics]
     return out, deps
+
+
+def fix_notebook(task, data: bytes, out, index):
+    """``--fix`` for a notebook (called by ``fixer.run.fix_outcome``): fix the Python view, write the cells back.
+
+    The fix loop runs on :attr:`NotebookSource.text` with the diagnostics mapped back
+    to its rows; the result is written into the notebook JSON with
+    :func:`notebook_apply_fixed_source` (only changed cells' ``source`` values), and
+    the remaining diagnostics are mapped to cells again.  ``--diff`` shows the
+    Python view with its cell headers and the magics restored.
+    """
+    from dtypelint.engine import check_source
+    from dtypelint.fixer.loop import FixReport, applicable, fix_text
+    from dtypelint.source import SourceFile
+
+    if out.failed or not applicable(out.diagnostics, task.fix.unsafe):
+        return None
+    try:
+        nb = NotebookSource.from_bytes(data)
+    except NotebookError:
+        return None
+    source = SourceFile(text=nb.text)
+
+    def lint(src: SourceFile) -> list[Diagnostic]:
+        outcome, _ = check_source(src, task, index)
+        return outcome.diagnostics
+
+    initial = [nb.to_virtual(d) for d in out.diagnostics]
+    try:
+        report, diags = fix_text(source, task.filename, lint, task.fix, initial=initial)
+    except Exception as exc:  # a bug in the fixer: leave the notebook untouched, say so
+        report = FixReport(original=source.text, text=source.text, error=f"fixing failed: {type(exc).__name__}: {exc}")
+        diags = initial
+    if report.error is None and report.changed:
+        try:
+            new_data = notebook_apply_fixed_source(data, report.text)
+        except (NotebookError, ValueError) as exc:
+            report = FixReport(original=report.original, text=report.original, passes=report.passes,
+                               error=f"cannot write the fixed cells back into the notebook: {exc}")
+            diags = initial
+        else:
+            report.data = new_data
+    mapped = NotebookSource.from_bytes(report.data) if report.data else nb
+    diags = [mapped.to_cells(d) if d.cell is None else d for d in diags]
+    report.original = nb.display(report.original)
+    report.text = nb.display(report.text) if report.changed else report.original
+    return report, diags

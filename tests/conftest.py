@@ -145,10 +145,6 @@ class Attention(torch.nn.Module):
 '''
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: takes more than a minute")
-
-
 @pytest.fixture
 def fake_rule():
     """Install the DTL999 stand-in rule (tests/fakerule.py) for this test."""
@@ -168,12 +164,12 @@ def project(tmp_path, monkeypatch):
 
 
 def run_cli(*args: str, input: str | None = None):
-    """Run the dtypelint CLI in this process (one job: no worker processes)."""
+    """Run ``dtypelint check`` in this process (no worker processes, no cache)."""
     from click.testing import CliRunner
 
     from dtypelint.cli import cli
 
-    result = CliRunner().invoke(cli, ["check", "-j", "1", "--no-cache", *args] if args and args[0] != "--raw"
+    result = CliRunner().invoke(cli, ["check", "--in-process", "--no-cache", *args] if args and args[0] != "--raw"
                                 else list(args[1:]), input=input, catch_exceptions=False)
     return result
 

@@ -2,8 +2,10 @@
 
 DTL999 ``test-hazard`` flags every ``torch.mm(`` call, with a two-step dataflow
 path (the nearest ``.float()`` above it, then the call) and a safe fix that
-rewrites it to ``torch.matmul(``.  ``install()`` adds it to the catalog and
-wraps ``dtypelint.analysis.check``; ``python tests/fakerule.py ARGS`` runs the
+rewrites it to ``torch.matmul(``.  A text containing ``FAKE_NATIVE_CRASH`` kills
+the process analysing it and ``FAKE_ENDLESS_ANALYSIS`` never finishes (for the
+LSP's isolation tests).  ``install()`` adds it to the catalog and
+replaces ``dtypelint.analysis.check`` (the real rules are silent while it is installed); ``python tests/fakerule.py ARGS`` runs the
 dtypelint CLI with it installed (for subprocess tests: LSP, CLI).
 """
 
@@ -33,6 +35,16 @@ def spec():
 def fake_check(ctx):
     from dtypelint.diagnostics import Diagnostic, Edit, Fix, PathStep, Position, rule_url
 
+    import os
+    import time
+
+    if "FAKE_PRINT" in ctx.source.text:  # analysis code that prints must not corrupt the LSP stream
+        print("Content-Length: 5\r\n\r\nnoise")
+        os.write(1, b"raw noise on fd 1\n")
+    if "FAKE_NATIVE_CRASH" in ctx.source.text:  # simulates the native parser dying on pathological input
+        os._exit(70)
+    if "FAKE_ENDLESS_ANALYSIS" in ctx.source.text:
+        time.sleep(3600)
     out = []
     lines = ctx.source.text.splitlines()
     last_float = None
@@ -65,14 +77,17 @@ def install():
     if getattr(original, "_fake", False):
         return lambda: None
 
-    def check(ctx):
-        return [*original(ctx), *(fake_check(ctx) if CODE in ctx.enabled else [])]
+    def check(ctx):  # the stand-in alone: tests of the integrations do not depend on the real rules
+        return fake_check(ctx) if CODE in ctx.enabled else []
 
     check._fake = True
     analysis.check = check
+    original_filter = analysis.might_contain_hazard
+    analysis.might_contain_hazard = lambda text, settings: "torch" in text
 
     def uninstall():
         analysis.check = original
+        analysis.might_contain_hazard = original_filter
         load_catalog().pop(CODE, None)
 
     return uninstall

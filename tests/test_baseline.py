@@ -110,3 +110,22 @@ def test_write_baseline_exits_zero_even_with_findings_and_problems(repo):
     codes = sorted(f["code"] for f in json.loads((repo / "b.json").read_text())["findings"])
     assert codes == ["DTL001", "DTL999", "DTL999"]
     assert run_cli("--baseline", "b.json", ".").exit_code == 0
+
+
+def test_baseline_applies_to_fix_mode(project):
+    """`--fix --baseline`: fixes are applied, and only findings outside the baseline fail the run."""
+    import shutil
+    from pathlib import Path
+
+    seeds = Path(__file__).resolve().parent.parent / "fixtures"
+    shutil.copy(seeds / "seed5_t5_keep_fp32.py", project / "legacy.py")  # DTL104: no fix available
+    assert run_cli("--write-baseline", "b.json", "legacy.py").exit_code == 0
+    r = run_cli("--fix", "--baseline", "b.json", "legacy.py")
+    assert r.exit_code == 0 and "1 baselined finding hidden" in r.output, r.output
+    r = run_cli("--fix", "legacy.py")
+    assert r.exit_code == 1 and "DTL104" in r.output
+
+
+def test_write_baseline_with_fix_is_a_usage_error(repo):
+    r = run_cli("--fix", "--write-baseline", "b.json", "m.py")
+    assert r.exit_code == 2 and "--write-baseline cannot be combined" in r.output

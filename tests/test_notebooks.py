@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -165,3 +166,44 @@ def test_load_notebook_spans_match_json():
     for cell in nb["cells"]:
         start, end = cell.spans["source"]
         assert json.loads(text[start:end]) == cell["source"]
+
+
+# -- `check --fix` on notebooks, with the real rules ----------------------------------------
+
+SEED = (Path(__file__).resolve().parent.parent / "fixtures" / "seed1_dit_vanilla_attention.py")
+
+
+def _seed_notebook(tmp_path) -> Path:
+    cells = [("markdown", "# A DiT block\n"), ("code", "%matplotlib inline\n!nvidia-smi\n"),
+             ("code", SEED.read_text())]
+    path = tmp_path / "dit.ipynb"
+    path.write_text(make_notebook(cells), encoding="utf-8")
+    return path
+
+
+def test_fix_writes_the_cells_back(project):
+    path = _seed_notebook(project)
+    original = path.read_bytes()
+    r = run_cli("--output-format", "concise", "dit.ipynb")
+    assert r.exit_code == 1 and "dit.ipynb:cell 3:29:13: DTL101" in r.output, r.output
+    diff = run_cli("--diff", "dit.ipynb")
+    assert "+        x = attn.to(v.dtype) @ v" in diff.output and path.read_bytes() == original
+    fixed = run_cli("--fix", "--output-format", "json", "dit.ipynb")
+    assert fixed.exit_code == 0, fixed.output
+    after = path.read_bytes()
+    assert after == original.replace(b'"        x = attn @ v', b'"        x = attn.to(v.dtype) @ v')
+    json.loads(after)
+    assert run_cli("dit.ipynb").exit_code == 0  # fixed, and the second run has nothing left
+
+
+def test_fixer_never_writes_cell_rows_into_the_json(project, fake_rule):
+    (project / "nb.ipynb").write_text(make_notebook(CELLS), encoding="utf-8")
+    r = run_cli("--fix", "nb.ipynb")
+    assert r.exit_code == 0, r.output
+    nb = json.loads((project / "nb.ipynb").read_text())
+    assert "".join(nb["cells"][3]["source"]).count("torch.matmul(a, w)") == 1
+    assert nb["cells"][1]["source"] == make_notebook_cells_source(1)
+
+
+def make_notebook_cells_source(i: int):
+    return json.loads(make_notebook(CELLS))["cells"][i]["source"]

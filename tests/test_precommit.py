@@ -7,6 +7,7 @@ hook.  The hook environment is built once per test session.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from conftest import ROOT
 
 GOOD = "import torch\n\n\ndef f(x):\n    return x + 1\n"
 BAD = "import torch\n\n\ndef f(x)\n    return x + 1\n"  # DTL001: the hook must fail and name it
+SEED = ROOT / "fixtures" / "seed1_dit_vanilla_attention.py"
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -58,6 +60,11 @@ def user_repo(tmp_path) -> Path:
     (repo / "good.py").write_text(GOOD)
     (repo / "bad.py").write_text(BAD)
     (repo / "notes.txt").write_text("def f(:\n")  # not python: the hook must not see it
+    (repo / "dit.py").write_text(SEED.read_text())  # a real DTL101 hazard with a safe fix
+    (repo / "dit.ipynb").write_text(json.dumps({  # the same code in a notebook cell, after a magic
+        "cells": [{"cell_type": "code", "execution_count": None, "id": "a", "metadata": {}, "outputs": [],
+                   "source": ["%load_ext autoreload\n", *SEED.read_text().splitlines(keepends=True)]}],
+        "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n")
     git(repo, "add", "-A")
     return repo
 
@@ -110,13 +117,23 @@ def test_try_repo_with_no_python_files_is_skipped(hook_repo, user_repo, pre_comm
     assert "no files to check" in out.lower() and "Skipped" in out
 
 
-def test_fix_hook(hook_repo, user_repo, pre_commit_home):
-    from dtypelint.cli import cli
+def test_try_repo_reports_a_real_hazard(hook_repo, user_repo, pre_commit_home):
+    res = try_repo(hook_repo, user_repo, pre_commit_home, "dtypelint", "dit.py", "dit.ipynb")
+    out = res.stdout + res.stderr
+    assert res.returncode == 1, out
+    assert "dit.py:29:13: DTL101" in out and "[*]" in out
+    assert "dit.ipynb:cell 1:30:13: DTL101" in out  # types_or includes jupyter
 
-    if "--fix" not in {o for p in cli.commands["check"].params for o in p.opts}:
-        pytest.skip("`check --fix` is not in this build yet (fixer branch)")
-    res = try_repo(hook_repo, user_repo, pre_commit_home, "dtypelint-fix", "good.py")
-    assert res.returncode == 0, res.stdout + res.stderr
+
+def test_fix_hook_fixes_then_passes(hook_repo, user_repo, pre_commit_home):
+    res = try_repo(hook_repo, user_repo, pre_commit_home, "dtypelint-fix", "dit.py", "good.py")
+    out = res.stdout + res.stderr
+    assert res.returncode == 1, out  # pre-commit fails a hook that modified files
+    assert "files were modified by this hook" in out
+    assert "x = attn.to(v.dtype) @ v" in (user_repo / "dit.py").read_text()
+    git(user_repo, "add", "-A")
+    again = try_repo(hook_repo, user_repo, pre_commit_home, "dtypelint-fix", "dit.py", "good.py")
+    assert again.returncode == 0 and "Passed" in again.stdout, again.stdout + again.stderr
 
 
 def test_cli_with_zero_paths_from_a_hook_checks_nothing(tmp_path):

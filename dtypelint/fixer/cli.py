@@ -61,11 +61,13 @@ def changed_facts(task, report) -> set[str]:
 
 def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], stdin_task,
                  unsafe: bool, diff: bool, fix_only: bool, show_fixes: bool, exit_non_zero_on_fix: bool,
-                 exit_zero: bool, quiet: bool, emit: Callable, make_report: Callable) -> int:
+                 exit_zero: bool, quiet: bool, emit: Callable, make_report: Callable,
+                 keep: Callable[[list[Diagnostic]], list[Diagnostic]] | None = None) -> int:
     """Run the fix loop over ``tasks`` and print what the options ask; returns the exit code.
 
     ``run(tasks, options)`` is the engine's run (with progress); ``emit(report, stream)``
-    prints a report with the chosen reporter; ``make_report(diagnostics, fixed)`` builds one.
+    prints a report with the chosen reporter; ``make_report(diagnostics, fixed)`` builds one;
+    ``keep`` filters the findings that remain after fixing (``--baseline``).
     """
     stdin_mode = stdin_task is not None
     fix_options = FixOptions(unsafe=unsafe, write=not diff and not stdin_mode)
@@ -102,6 +104,8 @@ def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], s
     outcomes = [latest[t.filename] for t in tasks if t.filename in latest]
 
     remaining = sorted([d for o in outcomes for d in o.diagnostics] + list(problems), key=Diagnostic.sort_key)
+    if keep is not None:
+        remaining = keep(remaining)
     n_fixed = sum(len(v) for v in fixed.values())
     errors = [d for d in remaining if _is_problem(d)]
     # Where messages go: stdout carries the code (stdin) or the diff.
@@ -144,9 +148,7 @@ def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], s
         stdin_text = None
         if stdin_mode and outcomes and outcomes[0].fix is not None:
             stdin_text = outcomes[0].fix.text  # the findings' positions refer to the fixed source
-        report = make_report(remaining, n_fixed, stdin_text)  # applies --baseline
-        remaining = report.diagnostics
-        emit(report, msg_stream)
+        emit(make_report(remaining, n_fixed, stdin_text), msg_stream)
 
     if show_fixes:
         msg_stream.write(fixes_listing(fixed.items(), would=diff))

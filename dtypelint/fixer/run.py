@@ -34,21 +34,15 @@ def fix_outcome(task: "CheckTask", data: bytes, out: "FileOutcome", index: "Proj
     options = task.fix
     if out.failed or not applicable(out.diagnostics, options.unsafe):
         return out
-    notebook = (task.path or Path(task.filename)).suffix == ".ipynb"
-    nb = None
-    try:
-        if notebook:
-            from dtypelint.notebooks import NotebookError, NotebookSource
+    if (task.path or Path(task.filename)).suffix == ".ipynb":  # fix the cells, write them back into the JSON
+        from dtypelint.notebooks import fix_notebook
 
-            try:
-                nb = NotebookSource.from_bytes(data)
-            except NotebookError:
-                return out
-            source = SourceFile(text=nb.text)  # the code cells as one module (what the analysis saw)
-            initial = [nb.to_virtual(d) for d in out.diagnostics]
-        else:
-            source = SourceFile.from_bytes(data)
-            initial = out.diagnostics
+        fixed = fix_notebook(task, data, out, index)
+        if fixed is None:
+            return out
+        return _finish(task, data, out, *fixed)
+    try:
+        source = SourceFile.from_bytes(data)
     except SourceError:
         return out
 
@@ -57,13 +51,17 @@ def fix_outcome(task: "CheckTask", data: bytes, out: "FileOutcome", index: "Proj
         return outcome.diagnostics
 
     try:
-        report, diags = fix_text(source, task.filename, lint, options, initial=initial)
-        if nb is not None:
-            report, diags = _back_into_notebook(task, data, report, diags, nb, out, index)
+        report, diags = fix_text(source, task.filename, lint, options, initial=out.diagnostics)
     except Exception as exc:  # a bug in the fixer: leave the file untouched, say so, keep going
         report = FixReport(original=source.text, text=source.text,
                            error=f"fixing failed: {type(exc).__name__}: {exc}")
         diags = out.diagnostics
+    return _finish(task, data, out, report, diags)
+
+
+def _finish(task: "CheckTask", data: bytes, out: "FileOutcome", report: FixReport,
+            diags: list[Diagnostic]) -> "FileOutcome":
+    options = task.fix
     if report.error is None and report.changed and options.write and task.path is not None:
         try:
             write_atomic(task.path, report.data or b"", expected=data)
@@ -72,31 +70,9 @@ def fix_outcome(task: "CheckTask", data: bytes, out: "FileOutcome", index: "Proj
             report = FixReport(original=report.original, text=report.original, error=str(exc), passes=report.passes)
             diags = out.diagnostics
     if report.error is not None:
-        if notebook:
-            diags = out.diagnostics  # the findings of the untouched notebook, by cell
         diags = sorted([*diags, fix_error(task.filename, report.error)], key=Diagnostic.sort_key)
         if "DTL006" not in task.enabled:  # DTL006 ignored: the file stays untouched, silently
             diags = [d for d in diags if d.code != "DTL006"]
     out.diagnostics = diags
     out.fix = report
     return out
-
-
-def _back_into_notebook(task, data: bytes, report: FixReport, diags, nb, out, index):
-    """Write the fixed module back into the notebook's cells; report on the notebook's JSON text."""
-    from dtypelint.notebooks import NotebookError, check_notebook, notebook_apply_fixed_source
-
-    if report.error is not None:
-        return report, out.diagnostics
-    if not report.changed:
-        return report, [nb.to_cells(d) for d in diags]
-    try:
-        new_bytes = notebook_apply_fixed_source(data, report.text)
-    except NotebookError as exc:
-        return FixReport(original=report.original, text=report.original,
-                         error=f"the fixed cells cannot be written back into the notebook: {exc}"), out.diagnostics
-    as_text = lambda b: b.decode("utf-8-sig", errors="replace")  # noqa: E731
-    fixed = FixReport(original=as_text(data), text=as_text(new_bytes), fixed=[nb.to_cells(d) for d in report.fixed],
-                      passes=report.passes, data=new_bytes)
-    outcome, _ = check_notebook(new_bytes, task, index)  # the remaining findings, by cell of the fixed notebook
-    return fixed, outcome.diagnostics

@@ -11,6 +11,8 @@ from dtypelint.reporters import Report, is_fixable, register, summary_line
 
 
 def location(d) -> str:
+    if d.cell is not None:  # notebooks: the cell as Jupyter numbers it, then the row in the cell
+        return f"{d.filename}:cell {d.cell + 1}:{d.start.row}:{d.start.column}"
     return f"{d.filename}:{d.start.row}:{d.start.column}"
 
 
