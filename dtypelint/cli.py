@@ -164,11 +164,11 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
             new, hidden_by_baseline[0] = baseline.filter_new(diags, baseline_file, known_fingerprints)
             return new
 
-        def make_report(diags, fixed):
+        def make_report(diags, fixed, stdin_text=None):
             r = Report(diagnostics=diags, files_checked=len(tasks), unsafe_fixes=unsafe_fixes, fixed=fixed,
                        baselined=hidden_by_baseline[0])
             if stdin_task is not None and stdin_task.data is not None:
-                r.texts[stdin_task.filename] = stdin_task.data.decode("utf-8", errors="replace")
+                r.texts[stdin_task.filename] = stdin_text or stdin_task.data.decode("utf-8", errors="replace")
             return r
 
         problem_diags = [problem("DTL004", _display(p), f"cannot read {p}: {reason}") for p, reason in problems]

@@ -144,3 +144,50 @@ def test_ensure_import_alias_and_type_checking():
     assert e is not None and e.content == "import torch.nn.functional as F\n"
     assert ensure_import("import torch.nn.functional as F\n", "torch.nn.functional", "F") is None
     assert ensure_import("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import torch\n", "torch") is not None
+
+
+def test_fix_source_in_memory_with_the_real_analysis():
+    from pathlib import Path
+
+    from dtypelint.catalog import load_catalog
+    from dtypelint.fixer import fix_source
+
+    if "DTL101" not in load_catalog():
+        pytest.skip("the analysis is not in this checkout")
+    golden = Path(__file__).parent / "golden"
+    text = (golden / "seed1_dit_vanilla_attention.in.py").read_text()
+    report, remaining = fix_source(text, "seed1_dit_vanilla_attention.py", unsafe=True)
+    assert report.error is None and report.text == (golden / "seed1_dit_vanilla_attention.out.py").read_text()
+    assert not remaining and [d.code for d in report.fixed] == ["DTL101"]
+
+
+def test_project_is_fixed_again_when_a_fix_changes_cross_file_facts(monkeypatch, tmp_path):
+    """Round 2 runs only when a written file's index summary changed (so other files see the new facts)."""
+    from dtypelint import analysis
+    from dtypelint.engine import CheckTask, FileOutcome
+    from dtypelint.fixer import cli as fixcli
+    from dtypelint.fixer.loop import FixReport
+
+    monkeypatch.setattr(analysis, "summarize", lambda text, mod, fn: {f"{mod}.helper": "fp32" in text})
+    tasks = [CheckTask(path=tmp_path / n, filename=n, settings=None, enabled=frozenset(), module_name=n[:-3])
+             for n in ("a.py", "b.py")]
+    calls = []
+
+    def run(ts, options):
+        calls.append([t.filename for t in ts])
+        outs = []
+        for t in ts:
+            o = FileOutcome(t.filename)
+            if t.filename == "a.py" and len(calls) == 1:  # round 1 rewrites a.py: helper no longer returns fp32
+                o.fix = FixReport(original="fp32", text="fp16", fixed=[], written=True)
+            outs.append(o)
+
+        class R:
+            outcomes = outs
+        return R()
+
+    code = fixcli.run_fix_mode(tasks=tasks, options=None, run=run, problems=[], stdin_task=None, unsafe=False,
+                               diff=False, fix_only=True, show_fixes=False, exit_non_zero_on_fix=False,
+                               exit_zero=False, quiet=True, emit=lambda r, s: None, make_report=None)
+    assert code == 0 and calls == [["a.py", "b.py"], ["a.py", "b.py"]]
+    assert fixcli.changed_facts(tasks[0], FixReport(original="x", text="x")) == set()

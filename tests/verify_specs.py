@@ -61,6 +61,38 @@ CASES: dict[str, Case] = {
     "seed5_ok_cast_back": Case(HarnessSpec("TinyEncoder", dict(d_model=64, d_ff=128, vocab=100), x(2, 8, 64)), ()),
     "crossfile/t5pkg/modeling": Case(HarnessSpec("Seq2SeqEncoder", dict(d_model=64, d_ff=128, n_layers=2), x(2, 8, 64),
                                                  module_outputs=("blocks.0",)), ("loaded",)),
+    # DTL105: indexed writes with a float32 source / into a float32 cache (in-place writes are never autocast).
+    # The MoE uses torch.where (data-dependent shapes: not runnable on fake tensors) and the cache is a plain
+    # tensor attribute (not moved to the device with the module): both are verified on real CPU kernels.
+    "dtl105_moe_dispatch": Case(HarnessSpec("SparseMoE", dict(dim=32, hidden=64, n_experts=4), x(2, 8, 32)),
+                                ("half", "loaded")),
+    "dtl105_moe_dispatch::cache": Case(HarnessSpec(
+        "StaticKVCache", dict(batch=1, heads=2, head_dim=8, max_seq=16),
+        lambda t: (t.randn(1, 2, 1, 8), t.randn(1, 2, 1, 8), t.tensor([3]))), ("half",)),
+    "dtl105_ok_moe_dispatch": Case(HarnessSpec("SparseMoE", dict(dim=32, hidden=64, n_experts=4), x(2, 8, 32)), ()),
+    "dtl105_ok_moe_dispatch::cache": Case(HarnessSpec(
+        "StaticKVCache", dict(batch=1, heads=2, head_dim=8, max_seq=16),
+        lambda t: (t.randn(1, 2, 1, 8), t.randn(1, 2, 1, 8), t.tensor([3]))), ()),
+    # seed 2 variant: per-head LayerNorm on q/k runs in fp32 under autocast -> flash-attn varlen gets fp32
+    "seed2_varlen_qknorm_flash": Case(HarnessSpec(
+        "PackedAttention", dict(dim=64, num_heads=4),
+        lambda t: (t.randn(16, 64), t.tensor([0, 8, 16], dtype=t.int32), 8)), ("autocast",)),
+    # seed 4 variant: gated delta-rule kernel wrapper with equal-dtype contract
+    "seed4_gated_delta_kernel": Case(HarnessSpec("GatedDeltaNet", dict(hidden_size=64, num_heads=4), x(2, 8, 64)),
+                                     ("autocast",)),
+    # DTL106: -1e9 / finfo(float32).min fill values overflow fp16 in masked_fill (raises in every regime)
+    "dtl106_masked_attention_overflow": Case(HarnessSpec(
+        "MaskedSelfAttention", dict(hidden_size=64, num_heads=4),
+        lambda t: (t.randn(2, 8, 64), t.zeros(2, 8, dtype=t.bool), True)), ("autocast", "half", "loaded")),
+    "dtl106_ok_finfo_mask": Case(HarnessSpec(
+        "MaskedSelfAttentionFixed", dict(hidden_size=64, num_heads=4),
+        lambda t: (t.randn(2, 8, 64), t.zeros(2, 8, dtype=t.bool), True)), ()),
+    # false-positive regressions that still hold a real finding (in the regime named)
+    "regressions/fp_caller_passes_fp32_into_kept_module": Case(HarnessSpec(
+        "Model", dict(dim=16, depth=2), lambda t: (t.randn(2, 16), t.rand(2) * 1000, t.randn(2, 16))), ("half",)),
+    "regressions/fp_router_kept_by_longer_path": Case(HarnessSpec("DecoderLayer", dict(), x(2, 4, 16)), ("half",)),
+    "regressions/fp_unknown_input_to_fp32_filter": Case(HarnessSpec(
+        "Vocoder", lambda t: dict(channels=4, activation=t.nn.SiLU()), x(2, 4, 32)), ("loaded",)),
 }
 
 
@@ -70,7 +102,7 @@ def module_of(key: str) -> tuple[str, str]:
     parts = rel.split("/")
     if parts[0] == "crossfile":
         return rel, ".".join(parts[1:])
-    return rel, ".".join(parts)
+    return rel, ".".join(parts)  # regressions/ is a package (it has an __init__.py)
 
 
 def import_root(key: str) -> str:

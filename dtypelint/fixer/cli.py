@@ -17,10 +17,11 @@ Behaviour (modelled on ruff):
   nothing applies), every message to standard error.
 - ``--show-fixes``: list the fixes applied (or, with ``--diff``, that would be).
 
-When files were written, the whole run is repeated (at most ``PROJECT_ROUNDS``
-times, cached files are not re-analysed) so that a fix that changes a fact other
-files depend on (a helper's return dtype, a base class) is seen by them, and the
-findings reported at the end describe the files as they are now on disk.
+When a written file's contribution to the project index changed (a helper's return
+dtype, a base class: facts other files depend on), the project is checked and fixed again (at most ``PROJECT_ROUNDS``
+rounds; with the cache only what changed is re-analysed, with ``--no-cache`` everything
+is) so every file sees the new facts, and the findings reported at the end describe the
+files as they are now on disk.  Otherwise one round is enough.
 """
 
 from __future__ import annotations
@@ -43,6 +44,21 @@ def _is_problem(d: Diagnostic) -> bool:
     return d.code.startswith("DTL0")
 
 
+def changed_facts(task, report) -> set[str]:
+    """Short names of the project-index entries a fix changed (what other files may depend on)."""
+    from dtypelint import analysis
+
+    if task is None:
+        return {"*"}
+    try:
+        before = analysis.summarize(report.original, task.module_name, task.filename) or {}
+        after = analysis.summarize(report.text, task.module_name, task.filename) or {}
+    except Exception:
+        return {"*"}
+    keys = {k for k in set(before) | set(after) if repr(before.get(k)) != repr(after.get(k))}
+    return {k.rsplit(".", 1)[-1] for k in keys}
+
+
 def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], stdin_task,
                  unsafe: bool, diff: bool, fix_only: bool, show_fixes: bool, exit_non_zero_on_fix: bool,
                  exit_zero: bool, quiet: bool, emit: Callable, make_report: Callable,
@@ -61,13 +77,15 @@ def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], s
             clean_stale_temporaries(folder)
     fixed: dict[str, list[Diagnostic]] = {}
     changed: dict[str, tuple[str, str]] = {}  # filename -> (original, new) for --diff
-    outcomes = []
+    by_name = {t.filename: t for t in tasks}
+    latest: dict[str, object] = {}
+    round_tasks = tasks
     rounds = 1 if (diff or stdin_mode) else PROJECT_ROUNDS
     for _ in range(rounds):
-        result = run(tasks, options)
-        outcomes = result.outcomes
-        wrote = False
-        for o in outcomes:
+        result = run(round_tasks, options)
+        facts: set[str] = set()
+        for o in result.outcomes:
+            latest[o.filename] = o
             report = o.fix
             if report is None:
                 continue
@@ -75,9 +93,15 @@ def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], s
             if report.changed:
                 first = changed.get(o.filename, (report.original, report.text))[0]
                 changed[o.filename] = (first, report.text)
-            wrote = wrote or report.written
-        if not wrote:
+            if report.written:
+                facts |= changed_facts(by_name.get(o.filename), report)
+        if not facts:  # no cross-file fact changed: the other files' results stand
             break
+        # Check (and fix) the project again so every file sees the new facts.  The whole run: a
+        # subset would build an incomplete project index.  With the cache (the default) the files
+        # whose content and dependencies did not change are not analysed again.
+        round_tasks = tasks
+    outcomes = [latest[t.filename] for t in tasks if t.filename in latest]
 
     remaining = sorted([d for o in outcomes for d in o.diagnostics] + list(problems), key=Diagnostic.sort_key)
     if keep is not None:
@@ -121,7 +145,10 @@ def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], s
                 msg += f" {hidden} hidden {'fix' if hidden == 1 else 'fixes'} can be enabled with the `--unsafe-fixes` option."
             print(msg, file=sys.stderr if (diff or stdin_mode) else sys.stdout)
     else:
-        emit(make_report(remaining, n_fixed), msg_stream)
+        stdin_text = None
+        if stdin_mode and outcomes and outcomes[0].fix is not None:
+            stdin_text = outcomes[0].fix.text  # the findings' positions refer to the fixed source
+        emit(make_report(remaining, n_fixed, stdin_text), msg_stream)
 
     if show_fixes:
         msg_stream.write(fixes_listing(fixed.items(), would=diff))

@@ -9,8 +9,9 @@ resolve or reveal other findings and because a fix skipped for overlapping is
 proposed again at its new position.  The loop ends when no applicable fix is
 left or a pass changes nothing; after ``max_passes`` passes it gives up.
 
-Whenever something goes wrong (the fixed text does not parse or compile, the
-analysis fails on it, the loop does not converge, the result cannot be encoded)
+Whenever something goes wrong (the fixed text does not parse or compile, a fix
+refers to a name or ``self`` attribute that does not exist (:mod:`dtypelint.fixer.guards`),
+the analysis fails on it, the loop does not converge, the result cannot be encoded)
 the whole file is left untouched and one DTL006 diagnostic says why.
 """
 
@@ -23,6 +24,7 @@ import libcst as cst
 
 from dtypelint.diagnostics import Diagnostic, Edit, Fix, Position
 from dtypelint.edits import apply_edit_groups
+from dtypelint.fixer.guards import introduced_name_problems
 from dtypelint.source import SourceFile
 
 MAX_PASSES = 10
@@ -142,6 +144,13 @@ def fix_text(source: SourceFile, filename: str, lint: Callable[[SourceFile], lis
             who = "; ".join(_describe(d) for d in bad) if bad else \
                 "the combination of " + "; ".join(_describe(chosen[i]) for i in applied)
             return untouched(f"applying the fixes would produce invalid code ({problem}); caused by {who}")
+        unresolved = introduced_name_problems(current.text, new_text)
+        if unresolved:
+            bad = [chosen[i] for i in applied if introduced_name_problems(
+                current.text, apply_edit_groups(current, _groups([chosen[i]], current.newline))[0])]
+            who = "; ".join(_describe(d) for d in bad) if bad else "the combination of the fixes"
+            return untouched(f"a fix would refer to something that does not exist "
+                             f"({'; '.join(unresolved[:3])}); caused by {who}")
         fixed.extend(chosen[i] for i in applied)
         current = SourceFile(text=new_text, encoding=source.encoding, bom=source.bom, newline=source.newline)
         try:

@@ -45,7 +45,7 @@ class HarnessSpec:
     """
 
     factory: str  # name of the nn.Module class (or factory function) in the module
-    init: dict[str, Any] = field(default_factory=dict)
+    init: Any = field(default_factory=dict)  # keyword arguments, or ``init(torch) -> dict`` (e.g. modules as arguments)
     inputs: Callable[[Any], tuple] = lambda torch: ()
     method: str = "forward"
     module_outputs: tuple[str, ...] = ()  # submodules that must return the compute dtype (half/loaded)
@@ -124,6 +124,10 @@ def _convert_inputs(values, dtype, device="cpu"):
     return tuple(out)
 
 
+def _init_kwargs(spec: HarnessSpec, torch) -> dict:
+    return spec.init(torch) if callable(spec.init) else dict(spec.init)
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text if "\n" not in text or "Query/Key/Value" in text else text.splitlines()[0]
@@ -150,13 +154,13 @@ def run_regime(root: Path, module_name: str, spec: HarnessSpec, regime: str, see
                 previous = torch.get_default_dtype()
                 torch.set_default_dtype(compute)
                 try:
-                    model = factory(**spec.init)
+                    model = factory(**_init_kwargs(spec, torch))
                 finally:
                     torch.set_default_dtype(previous)
                 apply_keep_in_fp32(model)
                 inputs = _convert_inputs(spec.inputs(torch), compute)
             else:
-                model = factory(**spec.init)
+                model = factory(**_init_kwargs(spec, torch))
                 inputs = spec.inputs(torch)
                 if regime == "half":
                     model = model.to(compute)

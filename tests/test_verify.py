@@ -1,0 +1,127 @@
+"""The runtime harness (``dtypelint.verify``): fake CUDA indexing, contracts, stand-ins, regimes."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+
+torch = pytest.importorskip("torch")
+
+from dtypelint.verify import HarnessSpec, run_regime  # noqa: E402
+from dtypelint.verify.contracts import ContractMode  # noqa: E402
+from dtypelint.verify.fakecuda import FakeIndexing, cuda_available  # noqa: E402
+from dtypelint.verify.stubs import stubs_installed  # noqa: E402
+
+
+@pytest.fixture
+def fake():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    return FakeTensorMode(allow_non_fake_inputs=True)
+
+
+INDEXES = [
+    (slice(None), None), (0,), (Ellipsis, 0), (Ellipsis, -1, None), (slice(None), slice(1, 3)),
+    (slice(None, None, 2),), ([0, 1],), (slice(None), [1, 0]), (None, Ellipsis), (1, slice(None), 2),
+]
+
+
+@pytest.mark.parametrize("idx", INDEXES, ids=repr)
+def test_fake_indexing_matches_real_shapes(fake, idx):
+    real = torch.zeros(2, 4, 6)
+    expected = real[idx].shape
+    with fake, FakeIndexing():
+        t = torch.empty(2, 4, 6, device="cuda")
+        assert t[idx].shape == expected
+
+
+def test_fake_setitem_basic_casts_advanced_checks(fake):
+    with fake, FakeIndexing(), cuda_available(), ContractMode(enforce=True) as mode:
+        h = torch.empty(4, 6, dtype=torch.float16, device="cuda")
+        h[:, :2] = torch.empty(4, 2, dtype=torch.float32, device="cuda")  # copy_: silently casts, like CUDA
+        with pytest.raises(RuntimeError, match="Index put requires the source and destination dtypes match"):
+            h[torch.tensor([0, 1], device="cuda")] = torch.empty(2, 6, dtype=torch.float32, device="cuda")
+    assert any(e.op == "index_put" and not e.ok for e in mode.events)
+
+
+def test_contracts_follow_autocast(fake):
+    with fake, cuda_available(), ContractMode(enforce=True):
+        a = torch.empty(4, 4, dtype=torch.float16, device="cuda")
+        b = torch.empty(4, 4, dtype=torch.float32, device="cuda")
+        torch.set_autocast_enabled("cuda", True)
+        torch.set_autocast_dtype("cuda", torch.float16)
+        try:
+            assert (a @ b).dtype == torch.float16  # autocast casts both operands
+            with torch.autocast("cuda", enabled=False):
+                with pytest.raises(RuntimeError, match="same dtype|scalar type"):
+                    a @ b
+            with pytest.raises(RuntimeError, match="without overflow"):
+                a.masked_fill(a > 0, -1e9)  # autocast never touches fill values
+            assert a.masked_fill(a > 0, torch.finfo(a.dtype).min).dtype == torch.float16
+        finally:
+            torch.set_autocast_enabled("cuda", False)
+
+
+def test_flash_attn_stand_in():
+    with stubs_installed() as events:
+        from flash_attn import flash_attn_func
+
+        q = torch.zeros(1, 4, 2, 8, dtype=torch.float16)
+        assert flash_attn_func(q, q, q).dtype == torch.float16
+        with pytest.raises(RuntimeError, match="FlashAttention only support fp16 and bf16 data type"):
+            flash_attn_func(q.float(), q, q)
+        with pytest.raises(RuntimeError, match="query and key must have the same dtype"):
+            flash_attn_func(q, q.bfloat16(), q)
+        from xformers.ops import memory_efficient_attention
+
+        with pytest.raises(ValueError, match="Query/Key/Value should all have the same dtype"):
+            memory_efficient_attention(q, q.float(), q)
+    assert [e.ok for e in events] == [True, False, False, False]
+    assert "flash_attn" not in sys.modules or not getattr(sys.modules["flash_attn"], "__dtypelint_stub__", False)
+
+
+MODEL = '''
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    _keep_in_fp32_modules = ["head"]
+
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.scale = nn.Parameter(torch.ones(d, dtype=torch.float32))
+        self.head = nn.Linear(d, d)
+
+    def forward(self, x):
+        y = self.proj(x) * self.scale  # fp32 once the model is loaded in fp16 (explicit dtype)
+        return y @ self.proj.weight
+
+
+class Kept(Block):
+    def forward(self, x):
+        return self.head(x)
+'''
+
+
+def test_regimes_build_the_module_like_the_analysis_assumes(tmp_path):
+    (tmp_path / "model_mod.py").write_text(MODEL)
+    spec = HarnessSpec("Block", dict(d=8), lambda t: (t.randn(2, 8),))
+    half = run_regime(tmp_path, "model_mod", spec, "half")
+    assert half.ok and half.output_dtype == "torch.float16"  # .half() converts the explicit fp32 parameter too
+    loaded = run_regime(tmp_path, "model_mod", spec, "loaded")
+    assert not loaded.ok and loaded.dtype_error and "same dtype" in loaded.error  # explicit fp32 kept
+    autocast = run_regime(tmp_path, "model_mod", spec, "autocast")
+    assert autocast.ok and autocast.output_dtype == "torch.float16"
+    assert any(e.op == "mm" and e.ok for e in autocast.sinks)
+    kept = run_regime(tmp_path, "model_mod", HarnessSpec("Kept", dict(d=8), lambda t: (t.randn(2, 8),)), "loaded")
+    assert not kept.ok and kept.dtype_error  # `head` kept in fp32 receives an fp16 input
+
+
+def test_a_broken_harness_is_not_a_dtype_error(tmp_path):
+    (tmp_path / "model_mod.py").write_text(MODEL)
+    res = run_regime(tmp_path, "model_mod", HarnessSpec("Block", dict(d=8), lambda t: (t.randn(2, 5),)), "half")
+    assert not res.ok and not res.dtype_error
