@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -70,22 +69,13 @@ def write_baseline(path: Path, diagnostics: list[Diagnostic], texts: dict[str, s
         "findings": entries,
     }
     text = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
-    folder = path.parent if str(path.parent) else Path(".")
+    from dtypelint.fixer.write import WriteError, write_atomic
+
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-    except OSError as exc:
-        raise BaselineError(f"{path}: cannot write baseline: {exc.strerror or exc}") from exc
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text.encode("utf-8"), create=True)
+    except (OSError, WriteError) as exc:
+        raise BaselineError(f"{path}: cannot write baseline: {getattr(exc, 'strerror', None) or exc}") from exc
     return len(entries)
 
 

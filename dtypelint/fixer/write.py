@@ -63,16 +63,24 @@ def clean_stale_temporaries(folder: Path, name: str | None = None) -> list[Path]
     return removed
 
 
-def write_atomic(path: Path, data: bytes, expected: bytes | None = None) -> None:
+def write_atomic(path: Path, data: bytes, expected: bytes | None = None, create: bool = False) -> None:
     """Replace ``path``'s content with ``data`` atomically, keeping its permission bits.
 
     When ``expected`` is given and the file's current content differs (someone edited
     it while dtypelint was fixing it), nothing is written and :class:`WriteError` is raised.
+    With ``create``, a missing file is created (mode from the umask, like ``open``).
     """
     target = Path(os.path.realpath(path))
     folder = target.parent
     try:
         st = os.stat(target)
+        mode, owner = stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid)
+    except FileNotFoundError:
+        if not create:
+            raise WriteError(f"cannot stat {path}: No such file or directory") from None
+        umask = os.umask(0)
+        os.umask(umask)
+        mode, owner = 0o666 & ~umask, None
     except OSError as exc:
         raise WriteError(f"cannot stat {path}: {exc.strerror or exc}") from exc
     if expected is not None:
@@ -94,10 +102,10 @@ def write_atomic(path: Path, data: bytes, expected: bytes | None = None) -> None
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.chmod(tmp, stat.S_IMODE(st.st_mode))
-            if hasattr(os, "chown"):
+            os.chmod(tmp, mode)
+            if owner is not None and hasattr(os, "chown"):
                 try:
-                    os.chown(tmp, st.st_uid, st.st_gid)
+                    os.chown(tmp, *owner)
                 except OSError:
                     pass  # not permitted (not the owner): the new file keeps our ownership
             os.replace(tmp, target)
