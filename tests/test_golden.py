@@ -150,6 +150,9 @@ def test_unfixed_fails_and_fixed_runs_in_the_named_regime(trees, key):
         before = _run(trees, "in", key, regime)
         assert not before.ok and before.dtype_error, f"{key} [{regime}] does not reproduce: {before.summary()}"
         after = _run(trees, "out", key, regime)
+        if CASES[key].incomplete:
+            assert not after.ok, f"{key} [{regime}] now runs after the fix: drop `incomplete` from its case"
+            pytest.xfail(f"{key}: {CASES[key].incomplete}")
         assert after.ok, f"{key} [{regime}] still fails after the fix: {after.summary()}"
 
 
@@ -157,6 +160,8 @@ def test_unfixed_fails_and_fixed_runs_in_the_named_regime(trees, key):
 def test_fixed_module_has_no_dtype_error_in_any_regime(trees, key):
     from dtypelint.verify import REGIMES
 
+    if CASES[key].incomplete:
+        pytest.skip(CASES[key].incomplete)
     for regime in REGIMES:
         after = _run(trees, "out", key, regime)
         assert after.ok or not after.dtype_error, f"{key} [{regime}]: {after.summary()}"

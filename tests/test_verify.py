@@ -125,3 +125,16 @@ def test_a_broken_harness_is_not_a_dtype_error(tmp_path):
     (tmp_path / "model_mod.py").write_text(MODEL)
     res = run_regime(tmp_path, "model_mod", HarnessSpec("Block", dict(d=8), lambda t: (t.randn(2, 5),)), "half")
     assert not res.ok and not res.dtype_error
+
+
+def test_keep_lists_like_from_pretrained():
+    from dtypelint.verify.harness import keep_in_fp32_names
+
+    class Base:
+        _keep_in_fp32_modules = ["wo"]
+
+    class Model(Base):
+        _keep_in_fp32_modules_strict = ["router"]
+
+    assert sorted(keep_in_fp32_names(Model(), "float16")) == ["router", "wo"]
+    assert keep_in_fp32_names(Model(), "bfloat16") == ["router"]  # the plain list applies to fp16 only

@@ -92,18 +92,22 @@ def imported(root: Path, module_name: str):
         purge()
 
 
-def keep_in_fp32_names(model) -> list[str]:
+def keep_in_fp32_names(model, compute_dtype: str = "float16") -> list[str]:
+    """``_keep_in_fp32_modules`` (honoured when loading in fp16) and ``_keep_in_fp32_modules_strict``
+    (fp16 and bf16), from the class and its bases, like transformers' ``from_pretrained``."""
     names: list[str] = []
     for cls in type(model).__mro__:
-        names.extend(getattr(cls, "_keep_in_fp32_modules", None) or [])
+        if compute_dtype == "float16":
+            names.extend(getattr(cls, "_keep_in_fp32_modules", None) or [])
+        names.extend(getattr(cls, "_keep_in_fp32_modules_strict", None) or [])
     return names
 
 
-def apply_keep_in_fp32(model) -> None:
+def apply_keep_in_fp32(model, compute_dtype: str = "float16") -> None:
     """Like transformers' loading: submodules whose dotted name contains a kept name stay fp32."""
     import torch
 
-    keep = keep_in_fp32_names(model)
+    keep = keep_in_fp32_names(model, compute_dtype)
     if not keep:
         return
     for name, module in model.named_modules():
@@ -157,7 +161,7 @@ def run_regime(root: Path, module_name: str, spec: HarnessSpec, regime: str, see
                     model = factory(**_init_kwargs(spec, torch))
                 finally:
                     torch.set_default_dtype(previous)
-                apply_keep_in_fp32(model)
+                apply_keep_in_fp32(model, spec.compute_dtype)
                 inputs = _convert_inputs(spec.inputs(torch), compute)
             else:
                 model = factory(**_init_kwargs(spec, torch))
