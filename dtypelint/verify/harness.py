@@ -98,9 +98,9 @@ def keep_in_fp32_names(model, compute_dtype: str = "float16") -> list[str]:
     names: list[str] = []
     for cls in type(model).__mro__:
         if compute_dtype == "float16":
-            names.extend(getattr(cls, "_keep_in_fp32_modules", None) or [])
-        names.extend(getattr(cls, "_keep_in_fp32_modules_strict", None) or [])
-    return names
+            names.extend(cls.__dict__.get("_keep_in_fp32_modules") or [])
+        names.extend(cls.__dict__.get("_keep_in_fp32_modules_strict") or [])
+    return list(dict.fromkeys(names))
 
 
 def apply_keep_in_fp32(model, compute_dtype: str = "float16") -> None:
