@@ -29,10 +29,26 @@ def test_function_summaries():
     entries = summarize(KERNEL, "pkg.kernels", "pkg/kernels.py")
     s = entries["pkg.kernels.chunk_attn"]
     assert isinstance(s, FuncSummary) and s.strict == ("q", "k", "v")
-    results = {(r, a): k for r, a, k, _ in entries["pkg.kernels.to_fp32"].results}
+    results = {(r, a): k for r, a, k, _ in entries["pkg.kernels.to_fp32"].get_results()}
     assert results[("half", "low")] == "fp32"
-    results = {(r, a): k for r, a, k, _ in entries["pkg.kernels.identity"].results}
+    results = {(r, a): k for r, a, k, _ in entries["pkg.kernels.identity"].get_results()}
     assert results[("half", "low")] == "low" and results[("half", "fp32")] == "fp32"
+
+
+def test_lazy_summaries_equal_eager_ones_and_survive_pickling():
+    lazy = summarize(KERNEL, "pkg.kernels", "pkg/kernels.py")
+    eager = summarize(KERNEL, "pkg.kernels", "pkg/kernels.py", lazy=False)
+    assert set(lazy) == set(eager)
+    for key, e in eager.items():
+        if isinstance(e, FuncSummary):
+            assert lazy[key].results is None  # nothing interpreted in phase 1
+            again = pickle.loads(pickle.dumps(lazy[key]))  # as a worker receives it
+            assert again.get_results() == lazy[key].get_results() == e.results
+            assert again.strict == e.strict and again.params == e.params
+    # the digest dependants are keyed on follows the source, not the (uncomputed) results
+    changed = summarize(KERNEL.replace("x * 2", "x * 3"), "pkg.kernels", "pkg/kernels.py")
+    assert repr(changed["pkg.kernels.identity"]) != repr(lazy["pkg.kernels.identity"])
+    assert "def chunk_attn" not in repr(lazy["pkg.kernels.identity"])  # the source is not in the repr
 
 
 def test_entries_are_picklable_with_deterministic_repr():

@@ -49,10 +49,10 @@ def _parse(text: str) -> ast.Module | None:
         return None
 
 
-def summarize(text: str, module_name: str, filename: str) -> dict[str, Any]:
+def summarize(text: str, module_name: str, filename: str, lazy: bool = True) -> dict[str, Any]:
     """Index entries: ``pkg.mod.Class`` -> ClassFacts, ``pkg.mod.func`` / ``pkg.mod.Class.forward`` -> FuncSummary."""
     from dtypelint.analysis.interpreter import FileAnalysis
-    from dtypelint.analysis.summaries import summarize_function
+    from dtypelint.analysis.summaries import lazy_summary, source_key, summarisable, summarize_function
 
     tree = _parse(text)
     if tree is None:
@@ -60,15 +60,12 @@ def summarize(text: str, module_name: str, filename: str) -> dict[str, Any]:
     is_package = filename.endswith("__init__.py")
     fa = FileAnalysis(tree, text, filename, module_name, None, None, is_package=is_package)
     out: dict[str, Any] = {}
-    prefix = f"{module_name}." if module_name else ""
+    key = source_key(text) if lazy else ""
     try:
         for name, (cnode, facts) in fa.classes.items():
             out[facts.qname] = facts
-            fwd = next((s for s in cnode.body if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
-            if fwd is not None:
-                out[facts.qname + ".forward"] = summarize_function(fa, fwd, facts, facts.qname + ".forward")
-        for name, fn in fa.functions.items():
-            out[prefix + name] = summarize_function(fa, fn, None, prefix + name)
+        for qname, (fn, cls) in summarisable(fa).items():
+            out[qname] = lazy_summary(fa, fn, cls, qname, key) if lazy else summarize_function(fa, fn, cls, qname)
     except RecursionError:
         pass  # keep what was summarised; deeper calls into this file are then unknown
     return out
