@@ -356,7 +356,7 @@ def test_notebook_fix_rewrites_only_the_cells(tmp_path):
 def test_linter_and_fixer_never_import_torch(tmp_path):
     """``check --fix`` works with torch made unimportable (and importing dtypelint.verify is free)."""
     f = tmp_path / "m.py"
-    f.write_text((ROOT / "tests" / "golden" / "seed1_dit_vanilla_attention.in.py").read_text())
+    f.write_text((ROOT / "fixtures" / "seed1_dit_vanilla_attention.py").read_text())
     code = textwrap.dedent(f"""
         import sys
         sys.modules['torch'] = None  # any `import torch` now raises ImportError

@@ -155,7 +155,7 @@ def test_fix_source_in_memory_with_the_real_analysis():
     if "DTL101" not in load_catalog():
         pytest.skip("the analysis is not in this checkout")
     golden = Path(__file__).parent / "golden"
-    text = (golden / "seed1_dit_vanilla_attention.in.py").read_text()
+    text = (Path(__file__).parent.parent / "fixtures" / "seed1_dit_vanilla_attention.py").read_text()
     report, remaining = fix_source(text, "seed1_dit_vanilla_attention.py", unsafe=True)
     assert report.error is None and report.text == (golden / "seed1_dit_vanilla_attention.out.py").read_text()
     assert not remaining and [d.code for d in report.fixed] == ["DTL101"]

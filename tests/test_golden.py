@@ -1,8 +1,8 @@
 """Golden before/after for every fix, and the fixed modules really run.
 
-``tests/golden/<path>.in.py`` is a copy of ``fixtures/<path>.py``; ``.out.py`` is what
-``dtypelint check --fix --unsafe-fixes`` must turn the whole tree into (files without a
-finding: identical).  The runtime half executes both with torch in the regime the
+The "before" of each golden is ``fixtures/<path>.py`` itself; ``tests/golden/<path>.out.py``
+is what ``dtypelint check --fix --unsafe-fixes`` must turn the whole tree into (files
+without a finding: identical).  The runtime half executes both with torch in the regime the
 finding names (``tests/verify_specs.py``): the unfixed module must fail there with a
 dtype error (so the test is not vacuous), the fixed one must run.
 
@@ -36,7 +36,9 @@ from verify_specs import CASES, import_root, module_of  # noqa: E402
 
 
 def goldens(kind: str) -> dict[str, Path]:
-    """Relative path (``seed1_x.py``, ``crossfile/pkg/m.py``) -> golden file of ``kind`` (in/out)."""
+    """Relative path (``seed1_x.py``, ``crossfile/pkg/m.py``) -> the fixture ("in") or its golden ("out")."""
+    if kind == "in":
+        return {p.relative_to(FIXTURES).as_posix(): p for p in sorted(FIXTURES.rglob("*.py"))}
     suffix = f".{kind}.py"
     return {p.relative_to(GOLDEN).as_posix()[: -len(suffix)] + ".py": p for p in sorted(GOLDEN.rglob(f"*{suffix}"))}
 
@@ -64,22 +66,6 @@ def test_every_input_has_an_output_and_outputs_compile():
         assert syntax_problem(path.read_text(encoding="utf-8"), rel) is None, rel
 
 
-def test_goldens_are_the_fixtures():
-    if not FIXTURES.is_dir():
-        pytest.skip("fixtures/ is not in this checkout yet (it comes with the analysis)")
-    fixtures = {p.relative_to(FIXTURES).as_posix(): p for p in sorted(FIXTURES.rglob("*.py"))}
-    ins = goldens("in")
-    if UPDATE:
-        for rel, path in fixtures.items():
-            target = GOLDEN / (rel[:-3] + ".in.py")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
-        return
-    assert set(fixtures) == set(ins), "tests/golden is out of date with fixtures/ (DTYPELINT_UPDATE_GOLDENS=1)"
-    stale = [rel for rel in fixtures if fixtures[rel].read_bytes() != ins[rel].read_bytes()]
-    assert not stale, f"goldens differ from fixtures: {stale} (DTYPELINT_UPDATE_GOLDENS=1 regenerates)"
-
-
 def _dtl(args, cwd):
     """The real console script (this checkout first on the path), or ``python -m dtypelint``."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
@@ -89,7 +75,7 @@ def _dtl(args, cwd):
 
 
 # Files the fixer must leave untouched, with DTL006, because the analysis proposes a fix that would not
-# run (its golden ``.out.py`` equals ``.in.py``).  When the analysis renders a correct fix, the test fails:
+# run (its golden ``.out.py`` equals the fixture).  When the analysis renders a correct fix, the test fails:
 # write the new golden (DTYPELINT_UPDATE_GOLDENS=1, then check it at run time) and drop the entry.
 EXPECTED_REFUSALS: dict[str, str] = {}
 
@@ -227,7 +213,7 @@ def test_console_script_fixes_keep_the_file_format(tmp_path, newline, bom, latin
 
     name = "seed1_dit_vanilla_attention"
     f = tmp_path / f"{name}.py"
-    f.write_bytes(variant((GOLDEN / f"{name}.in.py").read_text(encoding="utf-8")))
+    f.write_bytes(variant((FIXTURES / f"{name}.py").read_text(encoding="utf-8")))
     os.chmod(f, 0o750)
     r = _dtl(["--fix", "--unsafe-fixes", f.name], tmp_path)
     assert r.returncode == 0, r.stdout.decode() + r.stderr.decode()

@@ -1,7 +1,7 @@
 """How to build and call each golden/fixture module for the runtime harness.
 
 Key: the golden's path below ``tests/golden`` (= the fixture's path below ``fixtures``)
-without ``.in.py``/``.py``, plus ``::Class`` when a file has several cases.  ``breaks``:
+without ``.py``, plus ``::Class`` when a file has several cases.  ``breaks``:
 the regimes in which the finding says the unfixed code breaks (must reproduce there);
 an empty tuple marks a correct twin (must run cleanly in every regime).
 """
