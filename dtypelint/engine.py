@@ -367,28 +367,34 @@ def run(tasks: list[CheckTask], options: RunOptions, progress: Callable[[], None
 def _with_buffer(index: ProjectIndex, task: CheckTask) -> ProjectIndex:
     try:
         text = SourceFile.from_bytes(task.data or b"").text
-        part = analysis.summarize(text, task.module_name, task.filename)
+    except SourceError:
+        return index
+    return index_with_text(index, text, task.module_name, task.filename)
+
+
+def index_with_text(index: ProjectIndex, text: str, module_name: str, filename: str) -> ProjectIndex:
+    """``index`` plus the summaries of an in-memory text (it may differ from the file on disk)."""
+    try:
+        part = analysis.summarize(text, module_name, filename)
     except Exception:
         return index
-    if not part:
-        return index
-    return ProjectIndex({**index.entries, **part})
+    return ProjectIndex({**index.entries, **part}) if part else index
 
 
-def lint_source(text: str, filename: str = "<stdin>", settings: Settings | None = None,
-                index: ProjectIndex | None = None, path: Path | None = None) -> list[Diagnostic]:
-    """Lint an in-memory source text in this process (editors, tests, stdin)."""
+def buffer_task(text: str, filename: str, settings: Settings | None = None, index: ProjectIndex | None = None,
+                path: Path | None = None) -> tuple[CheckTask, ProjectIndex]:
+    """The task and project index for analysing an in-memory text in this process."""
     settings = settings or Settings(root=Path.cwd())
     module_name = module_name_for(path) if path else Path(filename).stem
     relpath = settings.relpath(path) if path else filename
     task = CheckTask(path=path, filename=filename, settings=settings,
                      enabled=enabled_for(settings, relpath), module_name=module_name)
-    index = index or ProjectIndex()
-    try:
-        part = analysis.summarize(text, module_name, filename)
-    except Exception:
-        part = {}
-    if part:
-        index = ProjectIndex({**index.entries, **part})
-    outcome, _ = check_source(SourceFile(text=text), task, index)
+    return task, index_with_text(index or ProjectIndex(), text, module_name, filename)
+
+
+def lint_source(text: str, filename: str = "<stdin>", settings: Settings | None = None,
+                index: ProjectIndex | None = None, path: Path | None = None) -> list[Diagnostic]:
+    """Lint an in-memory source text in this process (editors, tests, stdin)."""
+    task, index = buffer_task(text, filename, settings, index, path)
+    outcome, _ = check_source(SourceFile.from_text(text), task, index)
     return outcome.diagnostics

@@ -23,6 +23,11 @@ class SourceError(Exception):
         self.row = row
 
 
+def newline_of(text: str) -> str:
+    """The text's line-ending style: CRLF, CR or LF."""
+    return "\r\n" if "\r\n" in text else ("\r" if "\r" in text and "\n" not in text else "\n")
+
+
 @dataclass
 class SourceFile:
     """Decoded text of one file plus how to encode it back."""
@@ -53,8 +58,12 @@ class SourceFile:
                               "(declare the file's encoding with a coding cookie, or save it as UTF-8)", row) from exc
         except LookupError as exc:
             raise SourceError("decode", f"unknown encoding {codec!r} in the coding cookie") from exc
-        newline = "\r\n" if "\r\n" in text else ("\r" if "\r" in text and "\n" not in text else "\n")
-        return cls(text=text, encoding=codec, bom=bom, newline=newline)
+        return cls(text=text, encoding=codec, bom=bom, newline=newline_of(text))
+
+    @classmethod
+    def from_text(cls, text: str) -> "SourceFile":
+        """An in-memory text (editor buffer, stdin already decoded), written back as UTF-8."""
+        return cls(text=text, newline=newline_of(text))
 
     def to_bytes(self, text: str | None = None) -> bytes:
         """Encode ``text`` (default: this file's text) with this file's encoding and BOM."""

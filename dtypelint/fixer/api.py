@@ -18,27 +18,12 @@ def fix_source(text: str, filename: str = "<stdin>", settings: Settings | None =
     Returns the report (``report.text`` is the fixed text; ``report.error`` says why it was
     left untouched, if it was) and the diagnostics of the final text.
     """
-    from dtypelint import analysis
-    from dtypelint.context import module_name_for
-    from dtypelint.engine import CheckTask, check_source, enabled_for
+    from dtypelint.engine import buffer_task, check_source
 
-    settings = settings or Settings(root=Path.cwd())
-    module_name = module_name_for(path) if path else Path(filename).stem
-    relpath = settings.relpath(path) if path else filename
-    task = CheckTask(path=path, filename=filename, settings=settings,
-                     enabled=enabled_for(settings, relpath), module_name=module_name)
-    index = index or ProjectIndex()
-    try:
-        part = analysis.summarize(text, module_name, filename)
-    except Exception:
-        part = {}
-    if part:
-        index = ProjectIndex({**index.entries, **part})
+    task, index = buffer_task(text, filename, settings, index, path)
 
     def lint(src: SourceFile) -> list[Diagnostic]:
         outcome, _ = check_source(src, task, index)
         return outcome.diagnostics
 
-    newline = "\r\n" if "\r\n" in text else ("\r" if "\r" in text and "\n" not in text else "\n")
-    source = SourceFile(text=text, newline=newline)
-    return fix_text(source, filename, lint, FixOptions(unsafe=unsafe, write=False))
+    return fix_text(SourceFile.from_text(text), filename, lint, FixOptions(unsafe=unsafe, write=False))
