@@ -1,9 +1,9 @@
 """Golden before/after for every fix, and the fixed modules really run.
 
 The "before" of each golden is ``fixtures/<path>.py`` itself; ``tests/golden/<path>.out.py``
-is what ``dtypelint check --fix --unsafe-fixes`` must turn the whole tree into (files
-without a finding: identical).  The runtime half executes both with torch in the regime the
-finding names (``tests/verify_specs.py``): the unfixed module must fail there with a
+is what ``dtypelint check --fix --unsafe-fixes`` must turn the whole tree into; a fixture
+the fix leaves unchanged has no ``.out.py`` (it is its own golden).  The runtime half
+executes both with torch in the regime the finding names (``tests/verify_specs.py``): the unfixed module must fail there with a
 dtype error (so the test is not vacuous), the fixed one must run.
 
 Regenerate after a deliberate change of a fixture or a fix:
@@ -36,11 +36,16 @@ from verify_specs import CASES, import_root, module_of  # noqa: E402
 
 
 def goldens(kind: str) -> dict[str, Path]:
-    """Relative path (``seed1_x.py``, ``crossfile/pkg/m.py``) -> the fixture ("in") or its golden ("out")."""
+    """Relative path (``seed1_x.py``, ``crossfile/pkg/m.py``) -> the fixture ("in") or what fixing it must
+    give ("out"): its ``.out.py`` golden, or the fixture itself when the fix changes nothing."""
+    fixtures = {p.relative_to(FIXTURES).as_posix(): p for p in sorted(FIXTURES.rglob("*.py"))}
     if kind == "in":
-        return {p.relative_to(FIXTURES).as_posix(): p for p in sorted(FIXTURES.rglob("*.py"))}
-    suffix = f".{kind}.py"
-    return {p.relative_to(GOLDEN).as_posix()[: -len(suffix)] + ".py": p for p in sorted(GOLDEN.rglob(f"*{suffix}"))}
+        return fixtures
+    return {rel: golden_path(rel) if golden_path(rel).exists() else src for rel, src in fixtures.items()}
+
+
+def golden_path(rel: str) -> Path:
+    return GOLDEN / (rel[:-3] + ".out.py")
 
 
 def materialize(kind: str, dest: Path) -> Path:
@@ -62,6 +67,8 @@ def expected_codes() -> set[str]:
 def test_every_input_has_an_output_and_outputs_compile():
     ins, outs = goldens("in"), goldens("out")
     assert ins and set(ins) == set(outs)
+    orphans = [p for p in GOLDEN.rglob("*.out.py") if p.relative_to(GOLDEN).as_posix()[:-7] + ".py" not in ins]
+    assert not orphans, f"goldens without a fixture: {orphans}"
     for rel, path in outs.items():
         assert syntax_problem(path.read_text(encoding="utf-8"), rel) is None, rel
 
@@ -75,7 +82,7 @@ def _dtl(args, cwd):
 
 
 # Files the fixer must leave untouched, with DTL006, because the analysis proposes a fix that would not
-# run (its golden ``.out.py`` equals the fixture).  When the analysis renders a correct fix, the test fails:
+# run (it has no ``.out.py``: the fixture is its golden).  When the analysis renders a correct fix, the test fails:
 # write the new golden (DTYPELINT_UPDATE_GOLDENS=1, then check it at run time) and drop the entry.
 EXPECTED_REFUSALS: dict[str, str] = {}
 
@@ -97,7 +104,12 @@ def test_fix_produces_the_golden(fixed_tree, rel):
     out = goldens("out")[rel]
     got = (tree / rel).read_text(encoding="utf-8")
     if UPDATE:
-        out.write_text(got, encoding="utf-8")
+        golden = golden_path(rel)
+        if got == (FIXTURES / rel).read_text(encoding="utf-8"):
+            golden.unlink(missing_ok=True)  # unchanged by --fix: the fixture is its own golden
+        else:
+            golden.parent.mkdir(parents=True, exist_ok=True)
+            golden.write_text(got, encoding="utf-8")
         return
     assert got == out.read_text(encoding="utf-8"), f"--fix output of {rel} differs from its golden\n{output}"
     assert syntax_problem(got, rel) is None
