@@ -90,6 +90,8 @@ class Diagnostic:
     url: str = ""
     # Notebook cell index (0-based) when the file is a notebook; None otherwise.
     cell: int | None = None
+    # The path clauses under which it breaks ("`cache is None`"), when only some paths do.
+    condition: str = ""
     # Extra data a reporter may use (e.g. the enclosing scope for baselines).
     extra: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
@@ -110,6 +112,8 @@ class Diagnostic:
             "fix": self.fix.to_json() if self.fix else None,
             "url": self.url,
         }
+        if self.condition:
+            out["condition"] = self.condition
         if self.cell is not None:
             out["cell"] = self.cell
         return out
@@ -139,6 +143,7 @@ class Diagnostic:
             ),
             url=data.get("url", ""),
             cell=data.get("cell"),
+            condition=data.get("condition", ""),
         )
 
 

@@ -151,7 +151,9 @@ def analyse_text(source: SourceFile, task: CheckTask, index: ProjectIndex) -> tu
         filename=task.filename, path=task.path, module_name=task.module_name, source=source,
         module=module, settings=task.settings, enabled=task.enabled, index=view,
     )
-    diags = analysis.check(ctx)
+    from dtypelint import rules
+
+    diags = rules.check(ctx)
     return _select(diags, task, text), view.dependencies(), True
 
 

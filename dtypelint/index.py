@@ -38,6 +38,8 @@ class ProjectIndex:
     def _digest(self, key: str) -> str:
         if key.startswith("short:"):
             payload = "|".join(self._by_short.get(key[6:], []))
+        elif key.startswith("file:"):
+            payload = _file_digest(key[5:])
         else:
             payload = repr(self.entries.get(key))
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
@@ -59,5 +61,19 @@ class IndexView:
         self._read.add("short:" + name)
         return list(self._index._by_short.get(name, ()))
 
+    def note_file(self, path: str) -> None:
+        """A file read from disk by the analysis (a helper imported by a file linted alone)."""
+        self._read.add("file:" + path)
+
     def dependencies(self) -> dict[str, str]:
         return {key: self._index._digest(key) for key in sorted(self._read)}
+
+
+def _file_digest(path: str) -> str:
+    if path.startswith("?"):
+        return "unresolved"
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return "missing"

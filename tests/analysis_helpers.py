@@ -4,7 +4,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dtypelint.analysis import analyse, summarize
+from dtypelint.analysis import summarize
+from dtypelint.rules import analyse
 from dtypelint.config import Settings
 from dtypelint.context import module_name_for
 from dtypelint.index import ProjectIndex
@@ -26,7 +27,7 @@ def lint_files(paths, settings=None):
     out = {}
     for p in paths:
         out[p] = analyse(p.read_text(), str(p), mods[p], settings, index.view(),
-                         is_package=p.name == "__init__.py")
+                         is_package=p.name == "__init__.py", path=p)
     return out
 
 

@@ -91,7 +91,7 @@ def hazard_rule(monkeypatch):
     """
     from dataclasses import replace as dc_replace
 
-    from dtypelint import analysis, catalog, engine
+    from dtypelint import analysis, catalog, engine, rules
     from dtypelint.diagnostics import Diagnostic, Edit, Fix, PathStep, Position, rule_url
 
     real = catalog.load_catalog()
@@ -120,7 +120,7 @@ def hazard_rule(monkeypatch):
             ))
         return out
 
-    monkeypatch.setattr(analysis, "check", check)
+    monkeypatch.setattr(rules, "check", check)
     monkeypatch.setattr(analysis, "might_contain_hazard", lambda text, settings: "torch" in text)
     return FAKE_CODE
 

@@ -5,7 +5,7 @@ path (the nearest ``.float()`` above it, then the call) and a safe fix that
 rewrites it to ``torch.matmul(``.  A text containing ``FAKE_NATIVE_CRASH`` kills
 the process analysing it and ``FAKE_ENDLESS_ANALYSIS`` never finishes (for the
 LSP's isolation tests).  ``install()`` adds it to the catalog and
-replaces ``dtypelint.analysis.check`` (the real rules are silent while it is installed); ``python tests/fakerule.py ARGS`` runs the
+replaces ``dtypelint.rules.check`` (the real rules are silent while it is installed); ``python tests/fakerule.py ARGS`` runs the
 dtypelint CLI with it installed (for subprocess tests: LSP, CLI).
 """
 
@@ -69,11 +69,11 @@ def fake_check(ctx):
 
 
 def install():
-    from dtypelint import analysis
+    from dtypelint import analysis, rules
     from dtypelint.catalog import load_catalog
 
     load_catalog()[CODE] = spec()
-    original = analysis.check
+    original = rules.check
     if getattr(original, "_fake", False):
         return lambda: None
 
@@ -81,12 +81,12 @@ def install():
         return fake_check(ctx) if CODE in ctx.enabled else []
 
     check._fake = True
-    analysis.check = check
+    rules.check = check
     original_filter = analysis.might_contain_hazard
     analysis.might_contain_hazard = lambda text, settings: "torch" in text
 
     def uninstall():
-        analysis.check = original
+        rules.check = original
         analysis.might_contain_hazard = original_filter
         load_catalog().pop(CODE, None)
 

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from dtypelint import analysis  # noqa: E402
+from dtypelint import analysis, rules  # noqa: E402
 from dtypelint.catalog import RuleSpec, load_catalog  # noqa: E402
 from dtypelint.diagnostics import Diagnostic, Edit, Fix, Position, rule_url  # noqa: E402
 from dtypelint.fixer.imports import ensure_import  # noqa: E402
@@ -72,7 +72,7 @@ _SAVED: dict = {}
 def install(codes: tuple[str, ...] | None = None) -> None:
     """Patch the analysis with the fake rules (all, or only ``codes``); ``uninstall()`` undoes it."""
     if not _SAVED:
-        _SAVED.update(check=analysis.check, prefilter=analysis.might_contain_hazard)
+        _SAVED.update(check=rules.check, prefilter=analysis.might_contain_hazard)
     catalog = load_catalog()
     for code, (name, *_rest) in RULES.items():
         if codes is not None and code not in codes:
@@ -83,13 +83,13 @@ def install(codes: tuple[str, ...] | None = None) -> None:
     active = {c: r for c, r in _ALL_RULES.items() if codes is None or c in codes}
     RULES.clear()
     RULES.update(active)
-    analysis.check = fake_check
+    rules.check = fake_check
     analysis.might_contain_hazard = lambda text, settings: True
 
 
 def uninstall() -> None:
     if _SAVED:
-        analysis.check = _SAVED["check"]
+        rules.check = _SAVED["check"]
         analysis.might_contain_hazard = _SAVED["prefilter"]
         _SAVED.clear()
     catalog = load_catalog()

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from dtypelint.analysis.interpreter import FileAnalysis, Frame
+from dtypelint.analysis.interp import FileAnalysis, Frame
 from dtypelint.analysis.lattice import Val
 from dtypelint.config import Settings
 

@@ -7,19 +7,19 @@ import json
 import pytest
 
 from conftest import FAKE_CODE, write_tree
-from dtypelint import analysis
+from dtypelint import analysis, rules
 
 
 @pytest.fixture
 def counting(monkeypatch, hazard_rule):
     calls: list[str] = []
-    real_check = analysis.check
+    real_check = rules.check
 
     def check(ctx):
         calls.append(ctx.filename)
         return real_check(ctx)
 
-    monkeypatch.setattr(analysis, "check", check)
+    monkeypatch.setattr(rules, "check", check)
     return calls
 
 
@@ -59,7 +59,7 @@ def test_dependency_change_invalidates_dependents(tmp_path, monkeypatch, invoke,
         return []
 
     monkeypatch.setattr(analysis, "summarize", summarize)
-    monkeypatch.setattr(analysis, "check", check)
+    monkeypatch.setattr(rules, "check", check)
     write_tree(tmp_path, {"a.py": "import torch\n", "b.py": "import torch\nFP32\n"})
     monkeypatch.chdir(tmp_path)
     assert invoke(["check", "--in-process"]).exit_code == 1

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_module, write_tree
-from dtypelint import analysis
+from dtypelint import analysis, rules
 from dtypelint.engine import lint_source
 
 GOOD = "import torch\n\ndef f(x):\n    return x\n"
@@ -72,7 +72,7 @@ def test_analysis_exception_becomes_dtl005_on_that_file_only(monkeypatch):
             raise ZeroDivisionError("synthetic")
         return []
 
-    monkeypatch.setattr(analysis, "check", boom)
+    monkeypatch.setattr(rules, "check", boom)
     diags = lint_source("import torch\nexplode = 1\ndef f(x):\n    return x\n", "a.py")
     assert [d.code for d in diags] == ["DTL005"]
     assert "ZeroDivisionError: synthetic" in diags[0].message
@@ -81,7 +81,7 @@ def test_analysis_exception_becomes_dtl005_on_that_file_only(monkeypatch):
 
 def test_prefilter_skips_files_that_cannot_hold_a_hazard(monkeypatch):
     seen = []
-    monkeypatch.setattr(analysis, "check", lambda ctx: seen.append(ctx.filename) or [])
+    monkeypatch.setattr(rules, "check", lambda ctx: seen.append(ctx.filename) or [])
     lint_source("def f(x:\n", "no_torch_but_broken.py")  # not parsed: no syntax error either
     lint_source("x = 1\n", "plain.py")
     lint_source("import torch\n\ndef f(q, k):\n    return q.float() @ k\n", "model.py")

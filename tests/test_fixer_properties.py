@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dtypelint import analysis
+from dtypelint import analysis, rules
 from dtypelint.config import Settings
 from dtypelint.engine import CheckTask, check_source, known_codes
 from dtypelint.fixer import FixOptions, fix_text, syntax_problem
@@ -43,10 +43,10 @@ COOKIE = "# -*- coding: latin-1 -*-\n"
 @pytest.fixture(scope="module")
 def lint():
     """A linter with the real rules and the fake ones (DTL901 safe, DTL902 unsafe, DTL904 multi-pass)."""
-    real_check = analysis.check
+    real_check = rules.check
     real_filter = analysis.might_contain_hazard
     fakerules.install(("DTL901", "DTL902", "DTL904"))
-    fake_check = analysis.check
+    fake_check = rules.check
 
     def both(ctx):
         try:
@@ -55,7 +55,7 @@ def lint():
             real = []
         return [*real, *fake_check(ctx)]
 
-    analysis.check = both
+    rules.check = both
     codes = frozenset(known_codes())
     task = CheckTask(path=None, filename="m.py", settings=Settings(root=ROOT), enabled=codes, module_name="m")
 
@@ -66,7 +66,7 @@ def lint():
     try:
         yield run
     finally:
-        analysis.check = real_check
+        rules.check = real_check
         analysis.might_contain_hazard = real_filter
         fakerules.uninstall()
 

@@ -1,27 +1,24 @@
-"""Dtype-flow analysis: abstract interpretation per regime, with provenance.
+"""Dtype-flow analysis: abstract interpretation per regime and path, with provenance.
 
-The engine calls three functions:
+The analysis walks the stdlib ``ast`` of a file and emits *sink events* (what reached
+an op with a dtype contract, with dtypes, provenance and the path condition); the
+rules in ``dtypelint.rules`` judge them.  Entry points:
+
 - ``might_contain_hazard(text, settings)``: cheap text prefilter; False skips parsing.
-- ``summarize(text, module_name, filename)``: project-index entries for this file
-  (class facts, function / ``forward`` summaries, dtype-strict callees).
-- ``check(ctx)``: the diagnostics of one parsed file.
-
-The analysis walks the stdlib ``ast`` of the file (it gives node positions for
-free, which libcst only provides through the costly PositionProvider); the engine's
-libcst parse stays the source of truth for syntax errors and the fixer.
+- ``summarize(text, module_name, filename)``: the file's project-index entry (its
+  source, so other files can read its classes, helpers and kernels).
+- ``analyse(...)``: the sink events of one file (and the ``FileAnalysis`` they refer to).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from dtypelint.config import Settings
-from dtypelint.context import CheckContext
-from dtypelint.diagnostics import REGIMES, Diagnostic
-
-RULE_CODES = ("DTL101", "DTL102", "DTL103", "DTL104", "DTL105", "DTL106")
+from dtypelint.diagnostics import REGIMES
 
 # Anything that can produce an fp32 value or a sink, or an import (a helper or kernel from another
 # file of the project can return float32 or assert equal dtypes).  A file without a function body,
@@ -33,7 +30,7 @@ _TRIGGERS = re.compile(
 )
 
 
-def might_contain_hazard(text: str, settings: Settings | None) -> bool:
+def might_contain_hazard(text: str, settings) -> bool:
     if "def " not in text:
         return False
     if _TRIGGERS.search(text):
@@ -42,56 +39,42 @@ def might_contain_hazard(text: str, settings: Settings | None) -> bool:
     return any(s.name.rsplit(".", 1)[-1] in text for s in sinks)
 
 
-def _parse(text: str) -> ast.Module | None:
+def parse(text: str) -> ast.Module | None:
     try:
         return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
-def summarize(text: str, module_name: str, filename: str, lazy: bool = True) -> dict[str, Any]:
-    """Index entries: ``pkg.mod.Class`` -> ClassFacts, ``pkg.mod.func`` / ``pkg.mod.Class.forward`` -> FuncSummary."""
-    from dtypelint.analysis.interpreter import FileAnalysis
-    from dtypelint.analysis.summaries import lazy_summary, source_key, summarisable, summarize_function
+def summarize(text: str, module_name: str, filename: str, tree: ast.Module | None = None) -> dict[str, Any]:
+    """Index entries of one file: ``module:<name>`` -> its source (read lazily by the files that import it)."""
+    from dtypelint.analysis.project import module_entry
 
-    tree = _parse(text)
-    if tree is None:
+    if not module_name:
         return {}
-    is_package = filename.endswith("__init__.py")
-    fa = FileAnalysis(tree, text, filename, module_name, None, None, is_package=is_package)
-    out: dict[str, Any] = {}
-    key = source_key(text) if lazy else ""
-    try:
-        for name, (cnode, facts) in fa.classes.items():
-            out[facts.qname] = facts
-        for qname, (fn, cls) in summarisable(fa).items():
-            out[qname] = lazy_summary(fa, fn, cls, qname, key) if lazy else summarize_function(fa, fn, cls, qname)
-    except RecursionError:
-        pass  # keep what was summarised; deeper calls into this file are then unknown
-    return out
+    return {"module:" + module_name: module_entry(text, module_name, filename)}
 
 
-def analyse(text: str, filename: str, module_name: str, settings, index=None, enabled=None,
-            is_package: bool = False) -> list[Diagnostic]:
-    from dtypelint.analysis.interpreter import FileAnalysis
-    from dtypelint.analysis.rules import to_diagnostics
+@dataclass
+class Analysis:
+    fa: Any  # the FileAnalysis (positions, source text, calls made in the file)
+    events: list  # SinkEvents of every entry point, per regime and path
 
-    tree = _parse(text)
+
+def analyse(text: str, filename: str, module_name: str, settings, index=None, is_package: bool = False,
+            path: Path | None = None, tree: ast.Module | None = None) -> Analysis | None:
+    from dtypelint.analysis.interp import FileAnalysis
+    from dtypelint.analysis.project import Project
+
+    tree = tree if tree is not None else parse(text)
     if tree is None:
-        return []
-    fa = FileAnalysis(tree, text, filename, module_name, settings, index, is_package=is_package)
+        return None
+    project = Project(index, settings, Path(path) if path is not None else None, module_name)
+    fa = FileAnalysis(tree, text, filename, module_name, settings, project, is_package=is_package)
     regimes = tuple(r for r in REGIMES if r in (getattr(settings, "regimes", REGIMES) or REGIMES))
     try:
-        raw = fa.run(regimes)
+        events = fa.run(regimes)
     except RecursionError:
         # pathologically deep expressions (generated code): no claim rather than a crash
-        return []
-    return to_diagnostics(fa, raw, enabled)
-
-
-def check(ctx: CheckContext) -> list[Diagnostic]:
-    enabled = ctx.enabled
-    if enabled is not None and not any(c in enabled for c in RULE_CODES):
-        return []
-    is_package = ctx.path is not None and ctx.path.name == "__init__.py"
-    return analyse(ctx.source.text, ctx.filename, ctx.module_name, ctx.settings, ctx.index, enabled, is_package)
+        return None
+    return Analysis(fa, events)

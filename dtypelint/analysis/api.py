@@ -14,6 +14,18 @@ else:  # pragma: no cover
 
 
 @dataclass(frozen=True)
+class EcoDef:
+    """A library callable the analysis cannot read but whose dtype behaviour is known (the API table)."""
+
+    name: str
+    library: str
+    access: str  # subscript | module-call | class-call | class | function
+    behaviour: str  # keep | linear | call-first | reduce | einsum
+    label: str = ""
+    drop_kwargs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class SinkDef:
     name: str
     contract: str  # matmul | sdpa | half-only | equal | equal-dtypes (user) | strict (inferred)
@@ -53,6 +65,19 @@ class TorchAPI:
             args = tuple(s.get("args", ()))
             for n in s["names"]:
                 self.sinks[n] = SinkDef(n, s["contract"], args, tuple(range(len(args))))
+
+        self.ecosystem: dict[str, EcoDef] = {}
+        for e in data.get("ecosystem", ()):
+            for n in e["names"]:
+                self.ecosystem[n] = EcoDef(n, e["library"], e["access"], e["behaviour"],
+                                           e.get("label", n.rsplit(".", 1)[-1]), tuple(e.get("drop_kwargs", ())))
+
+    def ecosystem_module(self, cls: str) -> EcoDef | None:
+        """The behaviour of a module instance made from a library callable (``ACT2FN[...]``, ``Conv1D(...)``)."""
+        e = self.ecosystem.get(cls)
+        if e is not None and e.access in ("subscript", "module-call", "class-call", "class"):
+            return e
+        return None
 
     def known_op(self, op: str) -> bool:
         return (op in self.ac_lp or op in self.ac_fp32 or op in self.ac_fp32_opt or op in self.ac_promote

@@ -32,6 +32,8 @@ class AttrFact:
     col: int = 0
     filename: str = ""
     alts: tuple[str, ...] = ()  # other classes a conditional expression may choose
+    optional: bool = False  # `__init__` may also leave it None (`Embedding(...) if n else None`)
+    recast: bool = False  # a method other than `__init__` converts it (`self.sub.float()`): dtype unknown
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,8 @@ class ClassFacts:
     methods: tuple[str, ...]
     filename: str
     row: int = 0
+    keep_set: bool = False  # the class body assigns `_keep_in_fp32_modules` (even to None/[])
+    keep_strict_set: bool = False
 
     def attr(self, name: str) -> AttrFact | None:
         for a in self.attrs:
@@ -229,22 +233,45 @@ def _str_list(node: ast.AST) -> tuple[str, ...]:
     return ()
 
 
-def _module_call(node: ast.AST, names: Names) -> tuple[str, bool] | None:
+def _module_call(node: ast.AST, names: Names, depth: int = 0) -> tuple[str, bool] | None:
     """(qualified class, explicit fp32) when ``node`` constructs a module instance."""
     fp32 = False
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("float", "to", "half", "cuda", "requires_grad_"):
         if node.func.attr == "float" or (node.func.attr == "to" and any(dtype_of_expr(a, names) == "fp32" for a in node.args)):
             fp32 = True
         node = node.func.value
+    api = load_api()
+    if isinstance(node, ast.Subscript):
+        # `ACT2FN[config.hidden_act]`: a library mapping of names to module instances
+        q = names.qualify(node.value)
+        eco = api.ecosystem.get(canonical_torch(q)) if q else None
+        if eco is not None and eco.access == "subscript":
+            return canonical_torch(q), fp32
+        return None
     if not isinstance(node, ast.Call):
         return None
     q = names.qualify(node.func)
-    if not q:
-        if isinstance(node.func, ast.Name) and node.func.id[:1].isupper():
+    if q:
+        q = canonical_torch(q)
+        eco = api.ecosystem.get(q)
+        if eco is not None and eco.access == "module-call":
+            return q, fp32  # `get_activation("gelu")`, `create_act_layer(...)`: a module instance
+        fn = names.local_defs.get(q.rsplit(".", 1)[-1]) if q == f"{names.module_name}.{q.rsplit('.', 1)[-1]}" else None
+        if isinstance(fn, ast.FunctionDef) and depth < 3:
+            built = _factory_class(fn, names, depth)
+            return (built[0], fp32 or built[1]) if built is not None else None
+    if not q and isinstance(node.func, ast.Name):
+        chosen = _INIT_CTX.get().get(node.func.id)
+        if chosen is not None:
+            # `act_layer(...)` with `act_layer=nn.GELU` as the parameter default, or
+            # `act_layer = get_act_layer(name)` earlier in `__init__`
+            return chosen, fp32
+        if node.func.id[:1].isupper():
             q = node.func.id
         else:
             return None
-    q = canonical_torch(q)
+    if not q:
+        return None
     last = q.rsplit(".", 1)[-1]
     if not last[:1].isupper():
         return None
@@ -255,12 +282,98 @@ def _module_call(node: ast.AST, names: Names) -> tuple[str, bool] | None:
     return q, fp32
 
 
+def _factory_class(fn: ast.FunctionDef, names: Names, depth: int) -> tuple[str, bool] | None:
+    """The module class a helper builds (``def make_block(d): return Block(d)``), if it is one class."""
+    found = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Return) and node.value is not None:
+            mc = _module_call(node.value, names, depth + 1)
+            if mc is None:
+                return None
+            found.add(mc)
+    return found.pop() if len(found) == 1 else None
+
+
+# names bound in the `__init__` being read to module classes: parameters whose default is a torch.nn
+# class (`act_layer=nn.GELU`) and locals assigned a library's layer lookup (`get_act_layer(name)`)
+_INIT_CTX: contextvars.ContextVar[dict] = contextvars.ContextVar("dtypelint_init_classes", default={})
+
+
+def _init_classes(init, names: Names) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if init is None:
+        return out
+    api = load_api()
+    a = init.args
+    positional = list(a.posonlyargs) + list(a.args)
+    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
+    for p, d in pairs:
+        if d is None:
+            continue
+        q = names.qualify(d)
+        if q and canonical_torch(q).startswith("torch.nn.") and api.module_kind.get(canonical_torch(q)[9:]) in (
+                "keep", "norm_fp32", "softmax"):
+            out[p.arg] = canonical_torch(q)
+    for node in _statements(init.body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call):
+            q = names.qualify(node.value.func)
+            eco = api.ecosystem.get(canonical_torch(q)) if q else None
+            if eco is not None and eco.access == "class-call":
+                out[node.targets[0].id] = canonical_torch(q)
+    return out
+
+
+def _callable_name(node: ast.AST, names: Names) -> str | None:
+    """The qualified function an attribute is bound to (``self.attn_fn = flash_attn_func``)."""
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return None
+    q = names.qualify(node)
+    if not q:
+        return None
+    q = canonical_torch(q)
+    last = q.rsplit(".", 1)[-1]
+    if not last[:1].islower() or (q.startswith("torch.") and q[6:] in load_api().dtypes) or q.startswith("math."):
+        return None
+    return q
+
+
+def _dict_classes(node: ast.AST, names: Names) -> tuple[str, ...]:
+    """Classes of the values of ``nn.ModuleDict({...})`` in order (empty if any is unknown)."""
+    if not isinstance(node, ast.Dict):
+        return ()
+    out = []
+    for v in node.values:
+        mc = _module_call(v, names)
+        if mc is None:
+            return ()
+        out.append(mc[0])
+    return tuple(out)
+
+
+def _param_list(name: str, value: ast.Call, names: Names, local: dict, row: int, col: int, filename: str) -> AttrFact:
+    """``nn.ParameterList([nn.Parameter(torch.zeros(d)) for ...])``: the dtype of its parameters."""
+    items: list[ast.AST] = []
+    if value.args:
+        a = value.args[0]
+        if isinstance(a, (ast.ListComp, ast.GeneratorExp)):
+            items = [a.elt]
+        elif isinstance(a, (ast.List, ast.Tuple)):
+            items = list(a.elts)
+        elif isinstance(a, ast.Dict):
+            items = list(a.values)
+    dtypes = {classify_tensor(i, names, local)[0] for i in items}
+    d = dtypes.pop() if len(dtypes) == 1 else ("unknown" if items else "pending")
+    return AttrFact(name, "plist", d, "?", fp32=(d == "fp32"), row=row, col=col, filename=filename)
+
+
 def class_facts(cls: ast.ClassDef, names: Names, filename: str) -> ClassFacts:
     api = load_api()
     qname = f"{names.module_name}.{cls.name}" if names.module_name else cls.name
     bases = tuple(b for b in (names.qualify(b) or (b.id if isinstance(b, ast.Name) else None) for b in cls.bases) if b)
     keep: tuple[str, ...] = ()
     keep_strict: tuple[str, ...] = ()
+    keep_set = keep_strict_set = False
     methods = []
     attrs: dict[str, AttrFact] = {}
     for stmt in cls.body:
@@ -269,18 +382,40 @@ def class_facts(cls: ast.ClassDef, names: Names, filename: str) -> ClassFacts:
             for t in targets:
                 if isinstance(t, ast.Name) and stmt.value is not None:
                     if t.id == "_keep_in_fp32_modules":
-                        keep = _str_list(stmt.value)
+                        keep, keep_set = _str_list(stmt.value), True
                     elif t.id == "_keep_in_fp32_modules_strict":
-                        keep_strict = _str_list(stmt.value)
+                        keep_strict, keep_strict_set = _str_list(stmt.value), True
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             methods.append(stmt.name)
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     token = _METHODS.set({s.name: s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name != "__init__"})
+    token2 = _INIT_CTX.set(_init_classes(init, names))
     try:
         _read_init(init, names, filename, attrs)
     finally:
         _METHODS.reset(token)
-    return ClassFacts(qname, bases, keep, keep_strict, tuple(attrs.values()), tuple(methods), filename, cls.lineno)
+        _INIT_CTX.reset(token2)
+    _mark_recast(cls, init, names, attrs)
+    return ClassFacts(qname, bases, keep, keep_strict, tuple(attrs.values()), tuple(methods), filename, cls.lineno,
+                      keep_set, keep_strict_set)
+
+
+def _mark_recast(cls: ast.ClassDef, init, names: Names, attrs: dict) -> None:
+    """Submodules that a method other than ``__init__`` converts (``self.vision.float()``): at run
+    time their dtype depends on when that method runs, so the analysis does not claim one."""
+    for item in cls.body:
+        if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) or item is init or item.name == "forward":
+            continue
+        for node in ast.walk(item):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in ("float", "half", "bfloat16", "to", "double"):
+                tgt = node.func.value
+                if isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name) and tgt.value.id == "self" \
+                        and tgt.attr in attrs and attrs[tgt.attr].kind == "module":
+                    if node.func.attr == "to" and not any(dtype_of_expr(a, names) for a in
+                                                          list(node.args) + [k.value for k in node.keywords]):
+                        continue
+                    attrs[tgt.attr] = replace(attrs[tgt.attr], recast=True)
 
 
 def _read_init(init, names: Names, filename: str, attrs: dict) -> None:
@@ -306,13 +441,21 @@ def _read_init(init, names: Names, filename: str, attrs: dict) -> None:
                         and f.value.value.id == "self" and f.value.attr in attrs:
                     # `self.experts = nn.ModuleList()` ... `self.experts.append(Expert(d))`
                     a = attrs[f.value.attr]
+                    if a.kind == "plist":
+                        d, _, _ = classify_tensor(call.args[0], names, local)
+                        if a.dtype in ("pending", d):
+                            attrs[f.value.attr] = replace(a, dtype=d, fp32=(d == "fp32"))
+                        elif a.dtype != d:
+                            attrs[f.value.attr] = replace(a, dtype="unknown", fp32=False)
                     if a.kind == "module" and a.cls == "torch.nn.ModuleList" and (not a.elem or f.value.attr in appended):
                         arg = call.args[0]
                         elem = _element_class([arg], names)
-                        seen = appended.setdefault(f.value.attr, set())
-                        seen.add(elem)
-                        one = next(iter(seen)) if len(seen) == 1 else ""
-                        attrs[f.value.attr] = replace(a, elem=one)
+                        seen = appended.setdefault(f.value.attr, [])
+                        if elem not in seen:
+                            seen.append(elem)
+                        one = seen[0] if len(seen) == 1 else ""
+                        # every appended class is a member (keep lists reach them through `chain`)
+                        attrs[f.value.attr] = replace(a, elem=one, chain=tuple(c for c in seen if c))
                 if isinstance(f, ast.Attribute) and f.attr in ("register_buffer", "register_parameter") and call.args:
                     name_node = call.args[0]
                     val = call.args[1] if len(call.args) > 1 else _kw(call, "tensor") or _kw(call, "param")
@@ -351,6 +494,8 @@ def _attr_fact(name: str, value: ast.AST, names: Names, local: dict[str, ast.AST
     row, col = at.lineno, at.col_offset + 1
     if isinstance(value, ast.Constant):
         if value.value is None:
+            if previous is not None and previous.kind == "module":
+                return replace(previous, optional=True)
             return previous if previous is not None and previous.kind != "none" else AttrFact(name, "none", row=row, col=col, filename=filename)
         return AttrFact(name, "scalar", row=row, col=col, filename=filename)
     if isinstance(value, ast.Call):
@@ -368,16 +513,43 @@ def _attr_fact(name: str, value: ast.AST, names: Names, local: dict[str, ast.AST
                 if mc[0] == "torch.nn.Sequential":
                     chain = _chain(value.args, names)
             alts: tuple[str, ...] = ()
-            if previous is not None and previous.kind == "module" and previous.cls != mc[0]:
-                # assigned in both branches of an `if` (`Gated...(config) if ... else ...`): keep both
-                alts = tuple(dict.fromkeys((previous.cls,) + previous.alts))
+            optional = previous is not None and previous.kind == "none"
+            if previous is not None and previous.kind == "module":
+                optional = previous.optional
+                if previous.cls != mc[0]:
+                    # assigned in both branches of an `if` (`Gated...(config) if ... else ...`): keep both
+                    alts = tuple(dict.fromkeys((previous.cls,) + previous.alts))
+            if mc[0] == "torch.nn.ModuleDict" and value.args:
+                chain = _dict_classes(value.args[0], names)
+                elem = chain[0] if chain and len(set(chain)) == 1 else ""
+            if mc[0] in ("torch.nn.ParameterList", "torch.nn.ParameterDict"):
+                return _param_list(name, value, names, local, row, col, filename)
             return AttrFact(name, "module", cls=mc[0], fp32=mc[1], elem=elem, chain=chain, row=row, col=col,
-                            filename=filename, alts=alts)
+                            filename=filename, alts=alts, optional=optional)
+        fn_q = _callable_name(value, names)
+        if fn_q is not None:
+            return AttrFact(name, "callable", cls=fn_q, row=row, col=col, filename=filename)
     if isinstance(value, ast.IfExp):
         a, b = _module_call(value.body, names), _module_call(value.orelse, names)
+        none_a = isinstance(value.body, ast.Constant) and value.body.value is None
+        none_b = isinstance(value.orelse, ast.Constant) and value.orelse.value is None
         if a is not None and b is not None:
             alts = () if b[0] == a[0] else (b[0],)
             return AttrFact(name, "module", cls=a[0], fp32=a[1] and b[1], row=row, col=col, filename=filename, alts=alts)
+        if (a is not None and none_b) or (b is not None and none_a):
+            m = a or b
+            return AttrFact(name, "module", cls=m[0], fp32=m[1], row=row, col=col, filename=filename, optional=True)
+        qa, qb = _callable_name(value.body, names), _callable_name(value.orelse, names)
+        if qa and qb:
+            return AttrFact(name, "callable", cls=qa, alts=() if qa == qb else (qb,), row=row, col=col, filename=filename)
+    if isinstance(value, (ast.Name, ast.Attribute)):
+        fn_q = _callable_name(value, names)
+        if fn_q is not None:
+            return AttrFact(name, "callable", cls=fn_q, row=row, col=col, filename=filename)
+    if isinstance(value, ast.Subscript):
+        mc = _module_call(value, names)
+        if mc is not None:
+            return AttrFact(name, "module", cls=mc[0], row=row, col=col, filename=filename)
     d, s, is_t = classify_tensor(value, names, local)
     if is_t:
         return AttrFact(name, "tensor", d, s, fp32=(d == "fp32"), row=row, col=col, filename=filename)

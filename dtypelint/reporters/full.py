@@ -58,7 +58,10 @@ def render_full(report: Report, out: TextIO, color: bool) -> None:
             for i, step in enumerate(d.path, 1):
                 console.print(f"      {i}. [bold]{escape(f'{step.filename}:{step.row}:{step.column}')}[/] {escape(step.message)}")
         if d.regimes:
-            console.print("  [cyan]= breaks when:[/] " + escape("; ".join(REGIME_TEXT.get(r, r) for r in d.regimes)))
+            when = "; ".join(REGIME_TEXT.get(r, r) for r in d.regimes)
+            if d.condition:
+                when += f"; on the path where {d.condition}"
+            console.print("  [cyan]= breaks when:[/] " + escape(when))
         if d.fix:
             console.print(f"  [cyan]= fix ({d.fix.applicability}):[/] {escape(d.fix.message)}")
         if d.url:

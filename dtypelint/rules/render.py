@@ -1,10 +1,4 @@
-"""Turn the interpreter's raw findings into diagnostics (one rule code per hazard family).
-
-The detection itself lives in the shared interpreter (sinks record ``RawFinding``s);
-this module merges the findings of the regimes, renders the message and the
-provenance path, and builds the fix edits.  Rule metadata (names, severities)
-comes from the catalog in ``rules/``.
-"""
+"""Findings to diagnostics: regimes merged, the path and its condition spelled, fixes as text edits."""
 
 from __future__ import annotations
 
@@ -12,7 +6,8 @@ import ast
 
 from dtypelint.diagnostics import REGIMES, Diagnostic, Edit, Fix, PathStep, Position, rule_url
 
-RULES = {
+ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
+DEFAULTS = {
     "DTL101": ("mixed-dtype-matmul", "error"),
     "DTL102": ("mixed-dtype-attention", "error"),
     "DTL103": ("fp32-into-half-only-kernel", "error"),
@@ -21,8 +16,6 @@ RULES = {
     "DTL106": ("fp16-overflow-constant", "error"),
 }
 
-ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
-
 
 def regimes_text(regimes: list[str]) -> str:
     if len(regimes) == 1:
@@ -30,36 +23,40 @@ def regimes_text(regimes: list[str]) -> str:
     return " and ".join([", ".join(regimes[:-1]), regimes[-1]]) + " regimes"
 
 
-def to_diagnostics(fa, raw, enabled) -> list[Diagnostic]:
+def condition_text(clauses: tuple[str, ...]) -> str:
+    return " and ".join(dict.fromkeys(clauses))
+
+
+def to_diagnostics(fa, judged) -> list[Diagnostic]:
     try:
         from dtypelint.catalog import get_rule
     except Exception:  # pragma: no cover
         get_rule = lambda code: None  # noqa: E731
     groups: dict[tuple, list] = {}
-    for f in raw:
-        if enabled is not None and f.code not in enabled:
-            continue
-        key = (f.code, f.node.lineno, f.node.col_offset, f.node.end_lineno, f.node.end_col_offset)
-        groups.setdefault(key, []).append(f)
+    for j in judged:
+        n = j.finding.event.node
+        key = (j.finding.code, n.lineno, n.col_offset, n.end_lineno, n.end_col_offset)
+        groups.setdefault(key, []).append(j)
     out = []
-    for key, fs in groups.items():
-        regimes = [r for r in REGIMES if any(f.regime == r for f in fs)]
-        first = next(f for r in REGIMES for f in fs if f.regime == r)
-        code = first.code
-        spec = get_rule(code)
-        name, severity = RULES[code]
-        if spec is not None:
-            name, severity = spec.name, spec.severity
-        node = first.node
+    for js in groups.values():
+        regimes = [r for r in REGIMES if any(j.finding.event.regime == r for j in js)]
+        first = next(j for r in REGIMES for j in js if j.finding.event.regime == r)
+        f = first.finding
+        conds = [j.condition for j in js]
+        cond = condition_text(first.condition) if all(conds) else ""
+        spec = get_rule(f.code)
+        name, severity = (spec.name, spec.severity) if spec is not None else DEFAULTS.get(f.code, (f.code, "error"))
+        node = f.event.node
         sr, sc = fa.start(node)
         er, ec = fa.end(node)
-        message = first.message.replace("{regimes}", regimes_text(regimes))
-        path = [PathStep(s.filename, s.row, s.col, s.message) for s in first.prov]
-        path.append(PathStep(fa.filename, sr, sc, first.sink_step + f" (breaks in the {regimes_text(regimes)})"))
-        fix = build_fix(fa, first.fix)
-        out.append(Diagnostic(code=code, name=name, message=message, severity=severity, filename=fa.filename,
+        where = f" when {cond}" if cond else ""
+        message = f.message.replace("{regimes}", regimes_text(regimes) + where)
+        path = [PathStep(s.filename, s.row, s.col, s.message) for s in f.prov]
+        path.append(PathStep(fa.filename, sr, sc, f.sink_step + f" (breaks in the {regimes_text(regimes)}{where})"))
+        out.append(Diagnostic(code=f.code, name=name, message=message, severity=severity, filename=fa.filename,
                               start=Position(sr, sc), end=Position(er, ec), regimes=tuple(regimes),
-                              path=tuple(path), fix=fix, url=rule_url(code, name)))
+                              path=tuple(path), fix=build_fix(fa, f.fix), url=rule_url(f.code, name),
+                              condition=cond))
     out.sort(key=lambda d: d.sort_key())
     return out
 
@@ -78,7 +75,7 @@ def build_fix(fa, spec) -> Fix | None:
         sr, sc = fa.start(node)
         er, ec = fa.end(node)
         if kind == "cast":
-            if isinstance(node, ATOMS) or (isinstance(node, ast.Constant)):
+            if isinstance(node, ATOMS) or isinstance(node, ast.Constant):
                 edits.append(Edit(f".to({arg})", Position(er, ec), Position(er, ec)))
             else:
                 edits.append(Edit("(", Position(sr, sc), Position(sr, sc)))

@@ -1,0 +1,122 @@
+"""Sinks: where the interpreter emits ``SinkEvent``s for the rules.
+
+The interpreter reports what reached an op with a dtype contract; the rules in
+``dtypelint.rules`` judge it.  Two dtype facts stay here because interpretation itself
+depends on them: after an equal-dtype sink the analysis continues in the lower
+precision (as if fixed, ``CallMixin.after_sink``), and a kept module's float32 output
+added to the residual continues in the residual's dtype.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from dtypelint.analysis.events import Operand, Scope, SinkEvent
+from dtypelint.analysis.lattice import Val
+
+
+class SinkMixin:
+    def emit(self, kind: str, n: ast.AST, sink: str, operands, **detail) -> None:
+        if not self.report:
+            return
+        env = self.cur_env if self.cur_env else self.state.env
+        event = SinkEvent(kind, self.regime, n, sink, tuple(operands), self.ac, self.current_cond(),
+                          Scope(self, env), self.root, self.depth, id(self.cur_stmt), detail)
+        self.fa.record(event)
+
+    def matmul_sink(self, n: ast.AST, ops: list[Operand], sink: str, module: str | None = None) -> None:
+        self.emit("matmul", n, sink, ops, module=module)
+
+    def contract_sink(self, sink, n: ast.Call, args: list[Val], kwargs: dict[str, Val]) -> None:
+        ops: list[Operand] = []
+        names = sink.args or tuple(f"arg{i}" for i in range(len(args)))
+        positions = sink.positions or tuple(range(len(names)))
+        starred = any(isinstance(a, ast.Starred) for a in n.args)
+        for pname, pos in zip(names, positions):
+            if pos < len(n.args) and not starred:
+                ops.append(Operand(self.fa.seg(n.args[pos]), args[pos], n.args[pos]))
+            else:
+                for k in n.keywords:
+                    if k.arg == pname:
+                        ops.append(Operand(self.fa.seg(k.value), kwargs.get(pname, Val("unknown")), k.value))
+        short = sink.name.rsplit(".", 1)[-1]
+        if not sink.args and sink.contract == "matmul":
+            ops = [Operand(self.fa.seg(a), v, a) for a, v in zip(n.args, args) if v.is_tensor or v.kind == "unknown"]
+            if short == "einsum":
+                eq, _ = self.einsum_parts(n, args)
+                if eq is not None and not self.contracts(eq):
+                    return  # a broadcast multiply: it promotes instead of raising
+        kind = {"matmul": "matmul", "sdpa": "sdpa", "equal": "equal", "equal-dtypes": "equal",
+                "half-only": "half-only"}.get(sink.contract)
+        if kind is not None:
+            self.emit(kind, n, short, ops)
+
+    def strict_sink(self, n: ast.Call, ops: list[Operand], fname: str, params: tuple[str, ...], where: str) -> None:
+        self.emit("strict", n, f"{fname}()", ops, callee=fname, params=params, where=where)
+
+    def index_sink(self, n: ast.AST, sink: str, dest: Val, src: Val, dest_node, src_node, what: str,
+                   raises: bool = True, lerp: bool = False) -> None:
+        self.emit("index", n, sink, [Operand(self.fa.seg(dest_node), dest, dest_node),
+                                     Operand(self.fa.seg(src_node) if src_node is not None else "the assigned value",
+                                             src, src_node)],
+                  what=what, raises=raises, lerp=lerp)
+
+    def subscript_store(self, target: ast.Subscript, v: Val, env: dict[str, Val], value_node) -> None:
+        """``x[idx] = v``: with a tensor index this is index_put_ (equal dtypes, even under autocast)."""
+        dest = self.eval(target.value, env)
+        idx = self.eval(target.slice, env)
+        idx_items = idx.items if idx.kind == "tuple" else (idx,)
+        advanced = any(i.kind in ("int", "bool") and not i.zdim for i in idx_items) or isinstance(target.slice, ast.List)
+        if advanced:
+            self.index_sink(target, f"{self.fa.seg(target)} = ...", dest, v, target.value, value_node,
+                            "`x[idx] = v` with a tensor index is `index_put_`")
+
+    def fill_sink(self, op: str, recv: Val | None, args: list[Val], kwargs: dict[str, Val], n: ast.Call,
+                  function: bool) -> None:
+        """A fill/clamp whose scalar is converted to the destination's dtype with an overflow check."""
+        if op == "full":
+            target = self.explicit_dtype(kwargs)
+            kind = target.const if target is not None else None
+            value_nodes = n.args[1:2] + [k.value for k in n.keywords if k.arg == "fill_value"]
+            dest_node = None
+        else:
+            kind = recv.kind if recv is not None else None
+            pos = {"masked_fill": 1, "masked_fill_": 1, "fill_": 0, "full_like": 1, "clamp": 0, "clamp_min": 0,
+                   "clamp_max": 0, "clip": 0, "clamp_": 0}[op]
+            if function:
+                pos += 1  # torch.masked_fill(x, mask, value): the receiver is the first argument
+                dest_node = n.args[0] if n.args else None
+            else:
+                dest_node = n.func.value if isinstance(n.func, ast.Attribute) else None
+            value_nodes = list(n.args[pos:pos + (2 if op in ("clamp", "clip", "clamp_") else 1)])
+            value_nodes += [k.value for k in n.keywords if k.arg in ("value", "min", "max", "fill_value")]
+        dest = Val(kind) if kind else Val("unknown")
+        self.emit("fill", n, op, [Operand(self.fa.seg(v), Val("scalar"), v) for v in value_nodes],
+                  dest=dest, dest_node=dest_node, op=op)
+
+    def residual_check(self, n: ast.AST, a: Val, b: Val, ln, rn) -> bool:
+        """A kept module's float32 output added to the low-precision residual stream (``y + f(y)``)."""
+        for x, y, xn, yn in ((a, b, ln, rn), (b, a, rn, ln)):
+            if x.kept and x.kind in ("fp32", "fp64") and not x.zdim and y.kind in ("low", "olp") and not y.zdim \
+                    and self.is_residual(yn, xn):
+                self.emit("residual", n, "+", [Operand(self.fa.seg(xn), x, xn), Operand(self.fa.seg(yn), y, yn)])
+                return True
+        return False
+
+    def is_residual(self, yn: ast.AST | None, xn: ast.AST | None) -> bool:
+        """``y + f(y)``: ``y`` is a variable and the other operand was computed from it in this function."""
+        if not isinstance(yn, ast.Name) or xn is None:
+            return False
+        defs = self.fa.assignments(self.fn)
+        seen: set[str] = set()
+        todo = [n.id for n in ast.walk(xn) if isinstance(n, ast.Name)]
+        while todo:
+            name = todo.pop()
+            if name == yn.id:
+                return True
+            if name in seen or len(seen) > 50:
+                continue
+            seen.add(name)
+            for value in defs.get(name, ()):
+                todo.extend(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
+        return False

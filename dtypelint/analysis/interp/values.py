@@ -1,0 +1,58 @@
+"""Interpreter values beyond tensors: modules, functions, callables, and marker values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dtypelint.analysis.lattice import Val
+
+
+@dataclass(frozen=True)
+class ModuleRef:
+    """A submodule instance: its attribute text, class and whether it is kept fp32 when loaded."""
+
+    text: str
+    cls: str
+    kept: str = ""  # why it is kept fp32 in the loaded regime ("" = not kept)
+    row: int = 0
+    col: int = 0
+    filename: str = ""
+    elem: str = ""  # element class of a ModuleList / Sequential
+    chain: tuple[str, ...] = ()  # classes of an nn.Sequential in call order
+    path: str = ""  # attribute path inside the model (``DenseReluDense.wo``), matched by keep lists
+    explicit: str = ""  # the instance itself was built in float32 (dtype= / .float()): why
+    alts: tuple[str, ...] = ()  # other classes `__init__` may choose (`A(...) if flag else B(...)`)
+    optional: bool = False  # `__init__` may also set it to None (`Embedding(...) if n else None`)
+    owner: str = ""  # qualified class of the model whose attribute this is (keep lists apply per model)
+    forced: str = ""  # converted to float32 at run time (`self.sub.float()` in forward): why; every regime
+
+    def element(self) -> "ModuleRef | None":
+        if not self.elem:
+            return None
+        return ModuleRef(f"{self.text}[i]", self.elem, self.kept, self.row, self.col, self.filename,
+                         path=f"{self.path}.0", explicit=self.explicit, owner=self.owner)
+
+
+@dataclass(frozen=True)
+class FuncRef:
+    node: Any  # ast.FunctionDef / ast.Lambda
+    cls: Any = None  # ClassFacts of the method's class
+    fa: Any = None  # the FileAnalysis the node belongs to (None: the current file)
+    bound: tuple = ()  # functools.partial: positional values bound first
+    bound_kw: tuple = ()  # functools.partial: (name, value) pairs
+
+
+# `x.shape` / `x.size()`: its items are Python ints
+SHAPE = Val("shape")
+# a value cast to a dtype the analysis cannot see (`x.to(get_dtype(m))`): unknown, but marked as
+# deliberately aligned by its author (the marker survives shape ops, modules and helper calls)
+CAST_UNKNOWN = Val("unknown", const="cast")
+
+
+def is_cast_unknown(v: Val | None) -> bool:
+    return v is not None and v.kind == "unknown" and v.const == "cast"
+
+
+def qname_val(q: str) -> Val:
+    return Val("qname", const=q)

@@ -1,0 +1,172 @@
+"""Path states: the interpreter keeps apart the paths on which values differ in dtype.
+
+A ``State`` is one environment (variable -> abstract value) with the conditions that
+lead to it.  Branches whose outcome the analysis cannot decide split a state in two;
+states whose live variables agree in dtype merge again (their conditions reduce to the
+clauses they share), so real model code, which has few dtype-relevant paths, keeps few
+states.  Past ``MAX_STATES`` the most similar states are joined value by value (the
+path-insensitive fallback).  A condition clause is remembered with its truth value, so
+a later test of the same expression on that path is decided, not split again: values
+from a branch that cannot reach a sink are never combined into a finding.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from dtypelint.analysis.lattice import Val, join
+
+MAX_STATES = 16
+
+
+@dataclass(frozen=True)
+class Clause:
+    key: str  # ast.dump of the tested expression (without positions)
+    truth: bool
+    text: str  # how the user reads it: "`cache is None`"
+
+
+@dataclass
+class State:
+    env: dict[str, Val]
+    clauses: tuple[Clause, ...] = ()
+    facts: dict[str, bool] = field(default_factory=dict)
+
+    def copy(self) -> "State":
+        return State(dict(self.env), self.clauses, dict(self.facts))
+
+    def assume(self, clause: Clause) -> "State":
+        if self.facts.get(clause.key) == clause.truth:
+            return self
+        out = self.copy()
+        out.clauses = self.clauses + (clause,)
+        out.facts[clause.key] = clause.truth
+        return out
+
+    @property
+    def cond(self) -> tuple[str, ...]:
+        return tuple(c.text for c in self.clauses)
+
+
+_KEYS: dict[int, tuple[ast.AST, str]] = {}
+
+
+def test_key(node: ast.AST) -> str:
+    """A key for "the same test": the expression's structure without positions (cached per node)."""
+    hit = _KEYS.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    key = ast.dump(node, annotate_fields=False, include_attributes=False)
+    if len(_KEYS) > 200_000:
+        _KEYS.clear()
+    _KEYS[id(node)] = (node, key)
+    return key
+
+
+def clause(node: ast.AST, truth: bool, seg) -> Clause:
+    """The clause "``node`` is ``truth``", worded as the user would write it."""
+    return Clause(test_key(node), truth, "`" + condition_text(node, truth, seg) + "`")
+
+
+_NEGATED_OPS = {ast.Is: "is not", ast.IsNot: "is", ast.Eq: "!=", ast.NotEq: "==", ast.In: "not in",
+                ast.NotIn: "in", ast.Lt: ">=", ast.LtE: ">", ast.Gt: "<=", ast.GtE: "<"}
+
+
+def condition_text(node: ast.AST, truth: bool, seg) -> str:
+    text = seg(node)
+    if truth:
+        return text
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return seg(node.operand)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _NEGATED_OPS:
+        return f"{seg(node.left)} {_NEGATED_OPS[type(node.ops[0])]} {seg(node.comparators[0])}"
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        return f"not {text}"
+    return f"not ({text})"
+
+
+def signature(v: Val) -> tuple:
+    """What distinguishes two values for path splitting: dtypes, and what decides which code runs.
+
+    Provenance, fix hints and values that carry no dtype (None, numbers, strings) do not: paths
+    that differ only in those merge."""
+    k = v.kind
+    if v.is_tensor:
+        return (k, v.zdim, bool(v.kept))
+    if k == "unknown":
+        return ("unknown", v.const == "cast")
+    if k == "tuple":
+        return ("tuple", tuple(signature(i) for i in v.items))
+    if k == "seq":
+        return ("seq", signature(v.ref) if isinstance(v.ref, Val) else ())
+    if k == "dict":
+        return ("dict", tuple(signature(i) for i in v.items))
+    if k == "module":
+        r = v.ref
+        return ("module", r.cls, r.kept, r.explicit, r.alts, r.optional, r.forced)
+    if k == "func":
+        return ("func", id(getattr(v.ref, "node", None)))
+    if k in ("qname", "dtype", "pybool"):
+        return (k, v.const)
+    if k == "modclass":
+        return (k, getattr(v.ref, "cls", None))
+    return ("other",)
+
+
+def state_signature(s: State, live: set[str] | None) -> tuple:
+    items = s.env.items() if live is None else ((k, v) for k, v in s.env.items() if k in live or "." in k)
+    return tuple(sorted((k, signature(v)) for k, v in items))
+
+
+def merge_two(a: State, b: State) -> State:
+    env = dict(a.env)
+    for k, v in b.env.items():
+        env[k] = join(env[k], v) if k in env else v
+    for k in a.env:
+        if k not in b.env:
+            env[k] = a.env[k]
+    shared = tuple(c for c in a.clauses if c in b.clauses)
+    facts = {k: v for k, v in a.facts.items() if b.facts.get(k) == v}
+    return State(env, shared, facts)
+
+
+def _compatible(a: tuple, b: tuple) -> bool:
+    """Two signatures that may share a state: equal, or one side is a value with no dtype (None)."""
+    if a == b:
+        return True
+    da, db = dict(a), dict(b)
+    for k in set(da) | set(db):
+        x, y = da.get(k), db.get(k)
+        if x != y and x not in (None, ("other",)) and y not in (None, ("other",)):
+            return False
+    return True
+
+
+def merge_states(states: list[State], live: set[str] | None = None, limit: int = MAX_STATES) -> list[State]:
+    """Merge states that agree on the dtypes of the live variables; then enforce the bound."""
+    if len(states) <= 1:
+        return states
+    groups: list[tuple[tuple, State]] = []
+    for s in states:
+        sig = state_signature(s, live)
+        for i, (gsig, g) in enumerate(groups):
+            if _compatible(gsig, sig):
+                merged = merge_two(g, s)
+                groups[i] = (gsig if len(gsig) >= len(sig) else sig, merged)
+                break
+        else:
+            groups.append((sig, s))
+    if len(groups) > limit:
+        # the path-insensitive fallback: join states in signature order (neighbours differ least)
+        ranked = sorted(groups, key=lambda p: repr(p[0]))
+        per = -(-len(ranked) // limit)
+        out = []
+        for i in range(0, len(ranked), per):
+            chunk = [st for _, st in ranked[i:i + per]]
+            acc = chunk[0]
+            for st in chunk[1:]:
+                acc = merge_two(acc, st)
+            out.append(acc)
+        return out
+    return [g for _, g in groups]
