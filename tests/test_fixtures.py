@@ -53,7 +53,11 @@ def results(tmp_path_factory) -> dict[str, set[tuple[int, str]]]:
     return actual
 
 
-FIXTURE_FILES = sorted(p.relative_to(FIXTURES).as_posix() for p in FIXTURES.rglob("*.py"))
+# TEMPORARY (issue 9): fixtures/shapes/ holds test material written ahead of the analysis that must find it
+# (its runtime proof is tests/test_shape_fixtures_runtime.py). Remove this filter when the analysis lands.
+PENDING = ("shapes/",)
+FIXTURE_FILES = sorted(rel for p in FIXTURES.rglob("*.py")
+                       if not (rel := p.relative_to(FIXTURES).as_posix()).startswith(PENDING))
 
 
 @pytest.mark.parametrize("rel", FIXTURE_FILES)
