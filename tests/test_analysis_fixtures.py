@@ -6,10 +6,7 @@ import pytest
 from analysis_helpers import expectations, lint_files
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-# TEMPORARY (issue 9): fixtures/shapes/ is test material written ahead of the analysis that must find it
-# (its runtime proof is tests/test_shape_fixtures_runtime.py). Remove this filter when the analysis lands.
-PENDING = FIXTURES / "shapes"
-FILES = sorted(p for p in FIXTURES.rglob("*.py") if PENDING not in p.parents)
+FILES = sorted(FIXTURES.rglob("*.py"))
 RESULTS = {}
 
 

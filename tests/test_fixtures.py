@@ -53,11 +53,7 @@ def results(tmp_path_factory) -> dict[str, set[tuple[int, str]]]:
     return actual
 
 
-# TEMPORARY (issue 9): fixtures/shapes/ holds test material written ahead of the analysis that must find it
-# (its runtime proof is tests/test_shape_fixtures_runtime.py). Remove this filter when the analysis lands.
-PENDING = ("shapes/",)
-FIXTURE_FILES = sorted(rel for p in FIXTURES.rglob("*.py")
-                       if not (rel := p.relative_to(FIXTURES).as_posix()).startswith(PENDING))
+FIXTURE_FILES = sorted(p.relative_to(FIXTURES).as_posix() for p in FIXTURES.rglob("*.py"))
 
 
 @pytest.mark.parametrize("rel", FIXTURE_FILES)
@@ -88,8 +84,6 @@ ALONE_FILES = sorted(
 def test_package_file_linted_alone_flags_exactly_the_annotated_lines(rel):
     import os
 
-    if rel.startswith(PENDING):
-        pytest.skip("TEMPORARY (issue 9): the analysis that finds fixtures/shapes has not landed")
     old = os.getcwd()
     os.chdir(FIXTURES)
     try:

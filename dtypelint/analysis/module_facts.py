@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import ast
 import contextvars
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from dtypelint.analysis.api import load_api
 from dtypelint.analysis.names import Names, canonical_torch
@@ -34,6 +35,9 @@ class AttrFact:
     alts: tuple[str, ...] = ()  # other classes a conditional expression may choose
     optional: bool = False  # `__init__` may also leave it None (`Embedding(...) if n else None`)
     recast: bool = False  # a method other than `__init__` converts it (`self.sub.float()`): dtype unknown
+    items: tuple[tuple[Any, str, bool], ...] = ()  # (key, class, explicit fp32) of ModuleDict/Sequential/ModuleList
+    elem_chain: tuple[str, ...] = ()  # the element of a ModuleList is an nn.Sequential of these classes
+    expr: Any = field(default=None, compare=False, repr=False)  # the assigned expression ("other" values)
 
 
 @dataclass(frozen=True)
@@ -297,6 +301,8 @@ def _factory_class(fn: ast.FunctionDef, names: Names, depth: int) -> tuple[str, 
 # names bound in the `__init__` being read to module classes: parameters whose default is a torch.nn
 # class (`act_layer=nn.GELU`) and locals assigned a library's layer lookup (`get_act_layer(name)`)
 _INIT_CTX: contextvars.ContextVar[dict] = contextvars.ContextVar("dtypelint_init_classes", default={})
+# `__init__` parameters whose default is None (`temperature=None`): an attribute set from one may be None
+_NONE_PARAMS: contextvars.ContextVar[frozenset] = contextvars.ContextVar("dtypelint_none_params", default=frozenset())
 
 
 def _init_classes(init, names: Names) -> dict[str, str]:
@@ -322,6 +328,15 @@ def _init_classes(init, names: Names) -> dict[str, str]:
             if eco is not None and eco.access == "class-call":
                 out[node.targets[0].id] = canonical_torch(q)
     return out
+
+
+def _none_params(init) -> frozenset:
+    if init is None:
+        return frozenset()
+    a = init.args
+    positional = list(a.posonlyargs) + list(a.args)
+    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
+    return frozenset(p.arg for p, d in pairs if isinstance(d, ast.Constant) and d.value is None)
 
 
 def _callable_name(node: ast.AST, names: Names) -> str | None:
@@ -390,11 +405,13 @@ def class_facts(cls: ast.ClassDef, names: Names, filename: str) -> ClassFacts:
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     token = _METHODS.set({s.name: s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name != "__init__"})
     token2 = _INIT_CTX.set(_init_classes(init, names))
+    token3 = _NONE_PARAMS.set(_none_params(init))
     try:
         _read_init(init, names, filename, attrs)
     finally:
         _METHODS.reset(token)
         _INIT_CTX.reset(token2)
+        _NONE_PARAMS.reset(token3)
     _mark_recast(cls, init, names, attrs)
     return ClassFacts(qname, bases, keep, keep_strict, tuple(attrs.values()), tuple(methods), filename, cls.lineno,
                       keep_set, keep_strict_set)
@@ -449,13 +466,15 @@ def _read_init(init, names: Names, filename: str, attrs: dict) -> None:
                             attrs[f.value.attr] = replace(a, dtype="unknown", fp32=False)
                     if a.kind == "module" and a.cls == "torch.nn.ModuleList" and (not a.elem or f.value.attr in appended):
                         arg = call.args[0]
-                        elem = _element_class([arg], names)
+                        classes = [c for c, _ in _module_alternatives(arg, names)] or [""]
                         seen = appended.setdefault(f.value.attr, [])
-                        if elem not in seen:
-                            seen.append(elem)
+                        for elem in classes:
+                            if elem not in seen:
+                                seen.append(elem)
                         one = seen[0] if len(seen) == 1 else ""
                         # every appended class is a member (keep lists reach them through `chain`)
-                        attrs[f.value.attr] = replace(a, elem=one, chain=tuple(c for c in seen if c))
+                        attrs[f.value.attr] = replace(a, elem=one, chain=tuple(c for c in seen if c),
+                                                      elem_chain=_sequential_chain_of(arg, names) if one else ())
                 if isinstance(f, ast.Attribute) and f.attr in ("register_buffer", "register_parameter") and call.args:
                     name_node = call.args[0]
                     val = call.args[1] if len(call.args) > 1 else _kw(call, "tensor") or _kw(call, "param")
@@ -489,6 +508,102 @@ def _statements(body: list[ast.stmt]):
             yield from _statements(h.body)
 
 
+def _module_alternatives(node: ast.AST, names: Names) -> list[tuple[str, bool]]:
+    """The module classes an expression may construct: one, both sides of `a if c else b`, or every
+    class a factory helper returns."""
+    if isinstance(node, ast.IfExp):
+        out = _module_alternatives(node.body, names) + _module_alternatives(node.orelse, names)
+        return list(dict.fromkeys(out))
+    if isinstance(node, ast.Call):
+        q = names.qualify(node.func)
+        if q and names.module_name and q == f"{names.module_name}.{q.rsplit('.', 1)[-1]}":
+            fn = names.local_defs.get(q.rsplit(".", 1)[-1])
+            if isinstance(fn, ast.FunctionDef):
+                found: list[tuple[str, bool]] = []
+                for r in ast.walk(fn):
+                    if isinstance(r, ast.Return) and r.value is not None:
+                        mc = _module_call(r.value, names, 1)
+                        if mc is None:
+                            return []
+                        found.append(mc)
+                return list(dict.fromkeys(found))
+    mc = _module_call(node, names)
+    return [mc] if mc is not None else []
+
+
+def _container_items(cls: str, call: ast.Call, names: Names) -> tuple[tuple[Any, str, bool], ...]:
+    """(key, class, explicit fp32) of the literal members of a Sequential / ModuleList / ModuleDict."""
+    if not call.args:
+        return ()
+    arg = call.args[0]
+    out: list[tuple[Any, str, bool]] = []
+    if cls == "torch.nn.ModuleDict" and isinstance(arg, ast.Dict):
+        for k, v in zip(arg.keys, arg.values):
+            mc = _module_call(v, names)
+            if not isinstance(k, ast.Constant) or mc is None:
+                return ()
+            out.append((k.value, mc[0], mc[1]))
+        return tuple(out)
+    members = call.args if cls == "torch.nn.Sequential" else (list(arg.elts) if isinstance(arg, (ast.List, ast.Tuple)) else [])
+    for i, v in enumerate(members):
+        mc = _module_call(v, names)
+        if mc is None:
+            return ()
+        out.append((i, mc[0], mc[1]))
+    return tuple(out)
+
+
+def _module_fact(name: str, value: ast.AST, names: Names, local: dict, row: int, col: int, filename: str,
+                 previous: AttrFact | None) -> AttrFact | None:
+    none_side = isinstance(value, ast.IfExp) and any(
+        isinstance(x, ast.Constant) and x.value is None for x in (value.body, value.orelse))
+    alts = _module_alternatives(value, names)
+    if not alts:
+        return None
+    built = value
+    if isinstance(value, ast.IfExp):
+        built = value.body if not (isinstance(value.body, ast.Constant) and value.body.value is None) else value.orelse
+    while isinstance(built, ast.Call) and isinstance(built.func, ast.Attribute) and built.func.attr in (
+            "float", "to", "half", "cuda", "requires_grad_"):
+        built = built.func.value
+    cls, fp32 = alts[0]
+    if cls in ("torch.nn.ParameterList", "torch.nn.ParameterDict") and isinstance(built, ast.Call):
+        return _param_list(name, built, names, local, row, col, filename)
+    elem, chain, items, elem_chain = "", (), (), ()
+    if isinstance(built, ast.Call) and cls in ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"):
+        items = _container_items(cls, built, names)
+        if cls == "torch.nn.ModuleDict":
+            classes = tuple(c for _, c, _ in items)
+            elem = classes[0] if classes and len(set(classes)) == 1 else ""
+            chain = classes
+        elif built.args:
+            elem = _element_class(built.args, names)
+            if cls == "torch.nn.Sequential":
+                chain = _chain(built.args, names)
+            elif elem == "torch.nn.Sequential":
+                elem_chain = _sequential_chain_of(built.args[0], names)
+    others = tuple(c for c, _ in alts[1:] if c != cls)
+    optional = none_side or (previous is not None and previous.kind == "none")
+    if previous is not None and previous.kind == "module":
+        optional = optional or previous.optional
+        if previous.cls != cls:
+            # assigned in both branches of an `if` (`Gated...(config) if ... else ...`): keep both
+            others = tuple(dict.fromkeys((previous.cls,) + previous.alts + others))
+    return AttrFact(name, "module", cls=cls, fp32=all(f for _, f in alts) and fp32, elem=elem, chain=chain,
+                    row=row, col=col, filename=filename, alts=others, optional=optional, items=items,
+                    elem_chain=elem_chain)
+
+
+def _sequential_chain_of(node: ast.AST, names: Names) -> tuple[str, ...]:
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        node = node.elt
+    elif isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+        node = node.elts[0]
+    if isinstance(node, ast.Call) and _module_call(node, names) == ("torch.nn.Sequential", False):
+        return _chain(node.args, names)
+    return ()
+
+
 def _attr_fact(name: str, value: ast.AST, names: Names, local: dict[str, ast.AST], filename: str,
                at: ast.AST, previous: AttrFact | None) -> AttrFact:
     row, col = at.lineno, at.col_offset + 1
@@ -504,41 +619,11 @@ def _attr_fact(name: str, value: ast.AST, names: Names, local: dict[str, ast.AST
             d, s, _ = classify_tensor(value, names, local)
             kind = "buffer" if q.endswith("Buffer") else "param"
             return AttrFact(name, kind, d if d != "unknown" else "unknown", s, fp32=(d == "fp32"), row=row, col=col, filename=filename)
-        mc = _module_call(value, names)
-        if mc is not None:
-            elem = ""
-            chain: tuple[str, ...] = ()
-            if mc[0] in ("torch.nn.ModuleList", "torch.nn.Sequential") and isinstance(value, ast.Call) and value.args:
-                elem = _element_class(value.args, names)
-                if mc[0] == "torch.nn.Sequential":
-                    chain = _chain(value.args, names)
-            alts: tuple[str, ...] = ()
-            optional = previous is not None and previous.kind == "none"
-            if previous is not None and previous.kind == "module":
-                optional = previous.optional
-                if previous.cls != mc[0]:
-                    # assigned in both branches of an `if` (`Gated...(config) if ... else ...`): keep both
-                    alts = tuple(dict.fromkeys((previous.cls,) + previous.alts))
-            if mc[0] == "torch.nn.ModuleDict" and value.args:
-                chain = _dict_classes(value.args[0], names)
-                elem = chain[0] if chain and len(set(chain)) == 1 else ""
-            if mc[0] in ("torch.nn.ParameterList", "torch.nn.ParameterDict"):
-                return _param_list(name, value, names, local, row, col, filename)
-            return AttrFact(name, "module", cls=mc[0], fp32=mc[1], elem=elem, chain=chain, row=row, col=col,
-                            filename=filename, alts=alts, optional=optional)
-        fn_q = _callable_name(value, names)
-        if fn_q is not None:
-            return AttrFact(name, "callable", cls=fn_q, row=row, col=col, filename=filename)
+    if isinstance(value, (ast.Call, ast.IfExp, ast.Subscript)):
+        mf = _module_fact(name, value, names, local, row, col, filename, previous)
+        if mf is not None:
+            return mf
     if isinstance(value, ast.IfExp):
-        a, b = _module_call(value.body, names), _module_call(value.orelse, names)
-        none_a = isinstance(value.body, ast.Constant) and value.body.value is None
-        none_b = isinstance(value.orelse, ast.Constant) and value.orelse.value is None
-        if a is not None and b is not None:
-            alts = () if b[0] == a[0] else (b[0],)
-            return AttrFact(name, "module", cls=a[0], fp32=a[1] and b[1], row=row, col=col, filename=filename, alts=alts)
-        if (a is not None and none_b) or (b is not None and none_a):
-            m = a or b
-            return AttrFact(name, "module", cls=m[0], fp32=m[1], row=row, col=col, filename=filename, optional=True)
         qa, qb = _callable_name(value.body, names), _callable_name(value.orelse, names)
         if qa and qb:
             return AttrFact(name, "callable", cls=qa, alts=() if qa == qb else (qb,), row=row, col=col, filename=filename)
@@ -546,10 +631,9 @@ def _attr_fact(name: str, value: ast.AST, names: Names, local: dict[str, ast.AST
         fn_q = _callable_name(value, names)
         if fn_q is not None:
             return AttrFact(name, "callable", cls=fn_q, row=row, col=col, filename=filename)
-    if isinstance(value, ast.Subscript):
-        mc = _module_call(value, names)
-        if mc is not None:
-            return AttrFact(name, "module", cls=mc[0], row=row, col=col, filename=filename)
+    if isinstance(value, ast.Name) and value.id in _NONE_PARAMS.get() and value.id not in local:
+        # `self.temperature = temperature` with `temperature=None`: a Python value or None
+        return AttrFact(name, "optional", row=row, col=col, filename=filename)
     d, s, is_t = classify_tensor(value, names, local)
     if is_t:
         return AttrFact(name, "tensor", d, s, fp32=(d == "fp32"), row=row, col=col, filename=filename)
@@ -561,8 +645,7 @@ def _attr_fact(name: str, value: ast.AST, names: Names, local: dict[str, ast.AST
         return AttrFact(name, "scalar", row=row, col=col, filename=filename)
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and names.qualify(value.func) in ("math.sqrt", "math.log", "math.exp"):
         return AttrFact(name, "scalar", row=row, col=col, filename=filename)
-    return AttrFact(name, "other", row=row, col=col, filename=filename)
-
+    return AttrFact(name, "other", row=row, col=col, filename=filename, expr=value)
 
 def _element_class(args: list[ast.AST], names: Names) -> str:
     """The one class of ``ModuleList([Block(...) for _ in range(n)])`` / ``Sequential(A(), A())``."""

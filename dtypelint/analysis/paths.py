@@ -60,13 +60,35 @@ def test_key(node: ast.AST) -> str:
     key = ast.dump(node, annotate_fields=False, include_attributes=False)
     if len(_KEYS) > 200_000:
         _KEYS.clear()
-    _KEYS[id(node)] = (node, key)
+    if hasattr(node, "lineno"):  # parsed nodes live as long as their tree; synthetic ones may not
+        _KEYS[id(node)] = (node, key)
     return key
+
+
+_FLIPPED = {ast.IsNot: ast.Is, ast.NotEq: ast.Eq, ast.NotIn: ast.In}
+
+
+def canonical(node: ast.AST) -> tuple[ast.AST, bool]:
+    """``(positive form, negated)``: ``x is not None`` is ``not (x is None)``, so both share one key."""
+    negated = False
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        node, negated = node.operand, not negated
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _FLIPPED:
+        node = ast.Compare(left=node.left, ops=[_FLIPPED[type(node.ops[0])]()], comparators=node.comparators)
+        negated = not negated
+    return node, negated
+
+
+def fact_of(node: ast.AST) -> tuple[str, bool]:
+    """The fact key of a test and whether the test is its negation."""
+    pos, negated = canonical(node)
+    return test_key(pos), negated
 
 
 def clause(node: ast.AST, truth: bool, seg) -> Clause:
     """The clause "``node`` is ``truth``", worded as the user would write it."""
-    return Clause(test_key(node), truth, "`" + condition_text(node, truth, seg) + "`")
+    key, negated = fact_of(node)
+    return Clause(key, truth != negated, "`" + condition_text(node, truth, seg) + "`")
 
 
 _NEGATED_OPS = {ast.Is: "is not", ast.IsNot: "is", ast.Eq: "!=", ast.NotEq: "==", ast.In: "not in",
@@ -111,6 +133,8 @@ def signature(v: Val) -> tuple:
         return (k, v.const)
     if k == "modclass":
         return (k, getattr(v.ref, "cls", None))
+    if k == "object":
+        return (k, getattr(v.ref.cls, "qname", None), tuple((a, signature(x)) for a, x in v.ref.attrs))
     return ("other",)
 
 
@@ -138,9 +162,18 @@ def _compatible(a: tuple, b: tuple) -> bool:
     da, db = dict(a), dict(b)
     for k in set(da) | set(db):
         x, y = da.get(k), db.get(k)
-        if x != y and x not in (None, ("other",)) and y not in (None, ("other",)):
-            return False
+        if x == y:
+            continue
+        # None (or a number) on one path and a container of tensors on the other (`cache = (k, v) if
+        # use_cache else None`) merge; objects, modules, callables and tensors stay apart
+        loose = (None, ("other",))
+        if (x in loose and (y in loose or y[0] in _CONTAINERS)) or (y in loose and x[0] in _CONTAINERS):
+            continue
+        return False
     return True
+
+
+_CONTAINERS = ("tuple", "seq", "dict")
 
 
 def merge_states(states: list[State], live: set[str] | None = None, limit: int = MAX_STATES) -> list[State]:

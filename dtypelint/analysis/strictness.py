@@ -32,36 +32,53 @@ def _dtype_owner(e: ast.AST) -> str | None:
     return None
 
 
-def _equal_dtype_names(test: ast.AST, params: set[str]) -> list[str]:
+def _equal_dtype_names(test: ast.AST, params: set[str], fn=None) -> list[str]:
     """Parameter names whose dtypes ``test`` requires to be equal (empty when it says nothing of that)."""
     while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test = test.operand  # `if not (q.dtype == k.dtype): raise`
     parts = test.values if isinstance(test, ast.BoolOp) else [test]
     found: list[str] = []
     for p in parts:
-        if isinstance(p, ast.Compare) and all(isinstance(o, (ast.Eq, ast.NotEq)) for o in p.ops):
+        if isinstance(p, ast.Compare) and len(p.ops) == 1 and isinstance(p.left, ast.Call):
+            found.extend(_len_of_dtype_set(p, params, fn))
+        elif isinstance(p, ast.Compare) and all(isinstance(o, (ast.Eq, ast.NotEq)) for o in p.ops):
             names = [_dtype_owner(e) for e in [p.left] + list(p.comparators)]
             if all(names) and len({n for n in names if n in params}) >= 2:
                 found.extend(n for n in names if n in params)
-            elif _len_of_dtype_set(p, params):
-                found.extend(_len_of_dtype_set(p, params))
         elif isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "all" and p.args \
                 and isinstance(p.args[0], ast.GeneratorExp):
             found.extend(_all_form(p.args[0], params))
     return found
 
 
-def _len_of_dtype_set(cmp: ast.Compare, params: set[str]) -> list[str]:
-    """``len({q.dtype, k.dtype, v.dtype}) == 1``."""
-    left = cmp.left
-    if not (isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "len" and left.args
-            and isinstance(left.args[0], ast.Set)):
-        return []
-    names = [_dtype_owner(e) for e in left.args[0].elts]
-    if all(names) and len({n for n in names if n in params}) >= 2 and isinstance(cmp.comparators[0], ast.Constant) \
-            and cmp.comparators[0].value == 1:
-        return [n for n in names if n in params]
+def _dtype_set_names(node: ast.AST, fn, params: set[str]) -> list[str]:
+    """``{q.dtype, k.dtype}`` / ``{t.dtype for t in (q, k, v)}`` (or a local assigned one): the names."""
+    if isinstance(node, ast.Name) and fn is not None:
+        values = _local_values(fn).get(node.id, [])
+        return _dtype_set_names(values[0], None, params) if len(values) == 1 else []
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "set" and node.args:
+        node = node.args[0]
+    if isinstance(node, ast.Set):
+        names = [_dtype_owner(e) for e in node.elts]
+        return [n for n in names if n in params] if all(names) else []
+    if isinstance(node, (ast.SetComp, ast.GeneratorExp)) and len(node.generators) == 1:
+        g = node.generators[0]
+        if isinstance(g.target, ast.Name) and _dtype_owner(node.elt) == g.target.id \
+                and isinstance(g.iter, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in g.iter.elts):
+            return [e.id for e in g.iter.elts if e.id in params]
     return []
+
+
+def _len_of_dtype_set(cmp: ast.Compare, params: set[str], fn=None) -> list[str]:
+    """``len({q.dtype, k.dtype, v.dtype}) == 1`` / ``len(dtypes) != 1`` with ``dtypes = {t.dtype for t in ...}``."""
+    left = cmp.left
+    if not (isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "len" and left.args):
+        return []
+    right = cmp.comparators[0]
+    if not (isinstance(right, ast.Constant) and right.value == 1):
+        return []
+    names = _dtype_set_names(left.args[0], fn, params)
+    return names if len(set(names)) >= 2 else []
 
 
 def _all_form(gen: ast.GeneratorExp, params: set[str]) -> list[str]:
@@ -100,14 +117,10 @@ def strict_params_of(fn) -> tuple[str, ...]:
                 and node.func.attr == "_assert":
             tests = [node.args[0]]
         for t in tests:
-            found.extend(_negation_free(t, params))
+            # `if q.dtype != k.dtype: raise` arrives as `not (q.dtype != k.dtype)`: any comparison of two
+            # parameters' dtypes in a failure condition is an equality requirement
+            found.extend(_equal_dtype_names(t, params, fn))
     return tuple(dict.fromkeys(found))
-
-
-def _negation_free(test: ast.AST, params: set[str]) -> list[str]:
-    # `if q.dtype != k.dtype: raise` arrives as `not (q.dtype != k.dtype)`: any comparison of two
-    # parameters' dtypes in a failure condition is an equality requirement
-    return _equal_dtype_names(test, params)
 
 
 def param_source(expr: ast.AST | None, fn, params: set[str], depth: int = 0) -> str | None:

@@ -25,6 +25,10 @@ SCALAR_BUILTINS = frozenset({"int", "float", "len", "round", "abs", "min", "max"
 PARTIALS = frozenset({"functools.partial"})
 
 
+def is_static(fn) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in getattr(fn, "decorator_list", ()))
+
+
 class CallMixin:
     # -- entry --------------------------------------------------------------------------
     def e_Call(self, n: ast.Call, env) -> Val:
@@ -59,6 +63,8 @@ class CallMixin:
 
     def call_value(self, fv: Val, n: ast.Call, args: list[Val], kwargs: dict[str, Val]) -> Val:
         if fv.kind == "func":
+            if fv.ref.cls is not None and not isinstance(fv.ref.node, ast.Lambda) and not is_static(fv.ref.node):
+                return self.call_bound(fv.ref, n, args, kwargs)  # `map(self.split_heads, ...)`: a bound method
             return self.call_function(fv.ref.node, fv.ref.cls, n, args, kwargs, recv_self=None, fa=fv.ref.fa,
                                       ref=fv.ref)
         if fv.kind == "module":
@@ -108,6 +114,8 @@ class CallMixin:
             if args[0].is_tensor and t in ("torch.Tensor", "torch.nn.Parameter"):
                 return Val("pybool", const=True)
             return Val("pybool", const=None)
+        if name == "next" and args and not starred:
+            return self.element(args[0])
         if name == "super" and not args:
             return Val("super")
         if name == "getattr" and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant) \
@@ -161,10 +169,35 @@ class CallMixin:
         if found is not None:
             fn, fa = found
             return self.call_function(fn, None, n, args, kwargs, recv_self=None, fa=fa)
-        cls = self.fa.class_by_qname(q)
-        if cls[1] is not None:
-            return UNKNOWN  # constructing a project class in forward code
+        cnode, facts, cfa = self.fa.class_by_qname(q)
+        if facts is not None:
+            return self.construct(cnode, facts, cfa, n, args, kwargs)
         return UNKNOWN
+
+    def construct(self, cnode, facts, cfa, n: ast.Call, args, kwargs) -> Val:
+        """A project class instantiated in forward code: its constructor runs with the call's arguments
+        (an nn.Module built here is opaque)."""
+        from dtypelint.analysis.interp.frame import Frame
+        from dtypelint.analysis.interp.values import ObjRef
+
+        if any(b.rsplit(".", 1)[-1] in ("Module", "PreTrainedModel") for anc in self.fa.ancestors(facts) for b in anc.bases):
+            return UNKNOWN
+        found = self.fa.method_node(facts, "__init__")
+        if found is None or self.depth >= MAX_DEPTH:
+            return Val("object", ref=ObjRef(facts, cfa))
+        init, ifa = found
+        sub = Frame(ifa, init, facts, self.regime, report=False, ac=self.ac, depth=self.depth + 1, root=self.root)
+        env = self.bind_args(init, args, kwargs, skip_self=True, opaque=False, defaults_frame=sub)
+        me = (init.args.posonlyargs + init.args.args)[0].arg if (init.args.posonlyargs + init.args.args) else "self"
+        env[me] = Val("self")
+        sub.run(env)
+        attrs: dict[str, Val] = {}
+        for st in sub.ends:
+            for k, v in st.env.items():
+                if isinstance(k, str) and k.startswith(me + ".") and k.count(".") == 1:
+                    name = k[len(me) + 1:]
+                    attrs[name] = join(attrs[name], v) if name in attrs else v
+        return Val("object", ref=ObjRef(facts, cfa, tuple(sorted(attrs.items()))))
 
     def partial(self, fv: Val, bound: list[Val], kwargs: dict[str, Val]) -> Val:
         if fv.kind == "func":
@@ -219,12 +252,10 @@ class CallMixin:
                 key = f"self.{meth}"
                 av = env.get(key) or self.self_attr(meth, n.func)
                 if av.kind in ("module", "func", "qname"):
-                    return self.call_value(av, n, args, kwargs) if av.kind != "func" or av.ref.cls is None else \
-                        self.call_bound(av.ref, n, args, kwargs)
+                    return self.call_value(av, n, args, kwargs)
                 found = self.fa.method_node(self.cls, meth)
                 if found is not None:
-                    return self.call_function(found[0], self.cls, n, args, kwargs,
-                                              recv_self=("self", self.self_kept, self.self_path, self.self_forced), fa=found[1])
+                    return self.call_value(Val("func", ref=FuncRef(found[0], self.cls, found[1])), n, args, kwargs)
             return UNKNOWN
         if recv.kind == "super":
             if self.cls is not None:
@@ -236,6 +267,8 @@ class CallMixin:
         if recv.kind == "module":
             if meth == "forward":
                 return self.call_module(recv.ref, n, args, kwargs)
+            if meth in ("parameters", "buffers"):
+                return self.module_parameters(recv.ref, n)
             if meth in ("float", "half", "to", "bfloat16", "cuda", "eval", "train", "requires_grad_"):
                 self.module_cast(n, meth, args, kwargs, env)
                 return recv
@@ -246,6 +279,15 @@ class CallMixin:
                     return self.call_function(found[0], facts, n, args, kwargs,
                                               recv_self=(recv.ref.text, recv.ref.explicit, recv.ref.path, recv.ref.forced), fa=found[1])
             return UNKNOWN
+        if recv.kind == "object":
+            found = self.fa.method_node(recv.ref.cls, meth)
+            if found is None:
+                return UNKNOWN
+            fn = found[0]
+            params = fn.args.posonlyargs + fn.args.args
+            me = params[0].arg if params else "self"
+            return self.call_function(fn, recv.ref.cls, n, args, kwargs, recv_self=("self", "", "", ""), fa=found[1],
+                                      self_env={f"{me}.{k}": v for k, v in recv.ref.attrs})
         if recv.kind == "dict":
             if meth == "get":
                 key = n.args[0].value if n.args and isinstance(n.args[0], ast.Constant) else None
@@ -274,7 +316,8 @@ class CallMixin:
 
     def call_bound(self, ref: FuncRef, n, args, kwargs) -> Val:
         return self.call_function(ref.node, ref.cls, n, args, kwargs,
-                                  recv_self=("self", self.self_kept, self.self_path, self.self_forced), fa=ref.fa)
+                                  recv_self=("self", self.self_kept, self.self_path, self.self_forced), fa=ref.fa,
+                                  ref=ref)
 
     # -- project functions ----------------------------------------------------------------
     def bind_args(self, fn, args: list[Val], kwargs: dict[str, Val], skip_self: bool, opaque: bool,
@@ -303,7 +346,7 @@ class CallMixin:
         return env
 
     def call_function(self, fn, cls, n: ast.Call, args, kwargs, recv_self: tuple[str, str, str] | None,
-                      fa=None, ref: FuncRef | None = None) -> Val:
+                      fa=None, ref: FuncRef | None = None, self_env: dict | None = None) -> Val:
         from dtypelint.analysis.interp.frame import Frame
 
         fa = fa or self.fa
@@ -332,6 +375,13 @@ class CallMixin:
                     o.label = p
             where = "" if same_file else f" ({fa.filename})"
             self.strict_sink(n, ops, fn.name, strict, where)
+            # reported at this call: the callee runs as if fixed (one dtype), so one bug gives one finding
+            fixed = self.after_sink([env[p] for p in strict if p in env])
+            if fixed.is_float:
+                for p in strict:
+                    v = env.get(p)
+                    if v is not None and v.is_float and not v.zdim and v.kind != fixed.kind:
+                        env[p] = replace(v, kind=fixed.kind, prov=(), hint=None)
         if same_file:
             self.fa.called.add((self.regime, id(fn)))
         if self.depth >= MAX_DEPTH:
@@ -339,6 +389,8 @@ class CallMixin:
         if recv_self is not None:
             params = fn.args.posonlyargs + fn.args.args
             env[params[0].arg if params else "self"] = Val("self")
+        if self_env:
+            env.update(self_env)
         key = (id(fn), id(fa), self.regime, self.ac, recv_self, self.fa.env_key(env))
         memo = self.fa.memo
         if key in memo:

@@ -387,6 +387,9 @@ class ExprMixin:
             if a == "ndim":
                 return SCALAR
             return UNKNOWN
+        if base.kind == "object":
+            v = base.ref.attr(a)
+            return v if v is not None else UNKNOWN
         if base.kind == "tuple" and a in ("values", "indices") and len(base.items) == 2:
             return base.items[0 if a == "values" else 1]  # torch.return_types (max, topk, sort, ...)
         if base.kind == "dtype" and a == "itemsize":
@@ -425,6 +428,8 @@ class ExprMixin:
                     alts.append((v, None))
             return self.choose(alts) if alts else UNKNOWN
         if base.kind == "module":
+            if base.ref.items:
+                return self.module_item(base.ref, n)
             if base.ref.element() is not None:
                 return Val("module", ref=base.ref.element())
             return self.module_item(base.ref, n)

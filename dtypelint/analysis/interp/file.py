@@ -285,9 +285,16 @@ class FileAnalysis:
 
     @staticmethod
     def env_key(env: dict[str, Val]) -> tuple:
+        """What a call's result depends on: dtypes, and the values that decide which code runs."""
         from dtypelint.analysis.paths import signature
 
-        return tuple(sorted((k, signature(v), id(v.hint[1]) if v.hint else 0) for k, v in env.items()))
+        def key(v: Val) -> tuple:
+            sig = signature(v)
+            if sig == ("other",):
+                return (v.kind, v.const if v.kind in ("str", "pybool") else None)
+            return sig
+
+        return tuple(sorted((k, key(v), id(v.hint[1]) if v.hint else 0) for k, v in env.items()))
 
     # -- running ------------------------------------------------------------------------------
     def run(self, regimes: tuple[str, ...]) -> list[SinkEvent]:

@@ -26,7 +26,7 @@ from dtypelint.analysis.interp.ops import OpsMixin
 from dtypelint.analysis.interp.sinks import SinkMixin
 from dtypelint.analysis.lattice import NONE, SCALAR, UNKNOWN, Val, join, tensor
 from dtypelint.analysis.names import canonical_torch
-from dtypelint.analysis.paths import Clause, State, clause, merge_states, state_signature, test_key
+from dtypelint.analysis.paths import Clause, State, clause, fact_of, merge_states, state_signature
 
 # parameters that name Python integers (sizes, counts): scalars, never tensors
 SCALAR_PARAM = re.compile(r"^(dims?|\w+_dim|num_\w+|n|n_\w+|sizes?|\w+_size|layer_idx|head_dim|steps?|seq_len|max_\w+)$")
@@ -78,6 +78,7 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
         self.self_text = self_text
         self.outer_cond = cond  # the caller's path condition (for events inside a call)
         self.returns: list[tuple[Val, tuple[Clause, ...]]] = []
+        self.ends: list[State] = []  # the states that ran to the end of the body
         self.state: State = State({})
         self.cur_env: dict[str, Val] = {}  # the environment of the call being evaluated (for fix hints)
         self._replay: Replay | None = None
@@ -146,6 +147,7 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
     def run(self, env: dict[str, Val]) -> list[tuple[Val, tuple[Clause, ...]]]:
         """Interpret the body from ``env``; the returned values with the clauses of their paths."""
         ends = self.block(self.fn.body, [State(dict(env))], set())
+        self.ends = ends
         for st in ends:  # falling off the end returns None
             self.returns.append((NONE, st.clauses))
         return self.returns
@@ -204,13 +206,13 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
 
     def decided(self, test: ast.AST) -> bool | None:
         """The truth of ``test`` on the current path, when an earlier branch decided it."""
-        key = test_key(test)
+        key, negated = fact_of(test)
         if key in self.state.facts:
-            return self.state.facts[key]
+            return self.state.facts[key] != negated
         if self._replay is not None:
             for c in self._replay.clauses:
                 if c.key == key:
-                    return c.truth
+                    return c.truth != negated
         return None
 
     # -- statements ---------------------------------------------------------------------
@@ -341,9 +343,9 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
         return merge_states(out, live, self.state_limit())
 
     def decide(self, test: ast.AST, st: State) -> bool | None:
-        key = test_key(test)
+        key, negated = fact_of(test)
         if key in st.facts:
-            return st.facts[key]
+            return st.facts[key] != negated
         saved = self.state
         self.state = st
         try:

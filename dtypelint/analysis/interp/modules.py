@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from dtypelint.analysis.interp.values import ModuleRef
 from dtypelint.analysis.lattice import NONE, SCALAR, UNKNOWN, Step, Val, dtype_name, tensor
-from dtypelint.analysis.paths import Clause
+from dtypelint.analysis.paths import Clause, clause
 
 
 class ModuleMixin:
@@ -47,7 +47,11 @@ class ModuleMixin:
                     explicit = f"`{text}` is built with `dtype=torch.float32` / `.float()` in `__init__`"
                 kept = explicit or (self.fa.kept_reason(self.cls, path, True) if fact.cls.startswith("torch.nn.") else "")
             ref = ModuleRef(text, fact.cls, kept, fact.row, fact.col, fact.filename or self.fa.filename,
-                            fact.elem, fact.chain, path, explicit, fact.alts, fact.optional, self.cls.qname)
+                            fact.elem, fact.chain, path, explicit, fact.alts, fact.optional, self.cls.qname,
+                            items=fact.items, elem_chain=fact.elem_chain)
+            if self.self_forced:
+                # the whole instance was converted to float32 at run time: its submodules too
+                ref = replace(ref, kept=self.self_forced, explicit=self.self_forced, forced=self.self_forced)
             if fact.recast:
                 # a method converts it at run time (`self.sub.float()` outside `__init__`): its dtype is not known
                 ref = replace(ref, cls="<recast>", alts=())
@@ -58,12 +62,36 @@ class ModuleMixin:
             return SCALAR
         if fact.kind == "none":
             return NONE
+        if fact.kind == "optional":
+            test = ast.Compare(left=n, ops=[ast.Is()], comparators=[ast.Constant(None)]) \
+                if isinstance(n, ast.Attribute) else None
+            if test is None:
+                return UNKNOWN
+            return self.choose([(SCALAR, clause(test, False, self.fa.seg)), (NONE, clause(test, True, self.fa.seg))])
         if fact.kind == "callable":
             alts = [(Val("qname", const=q), None) for q in (fact.cls,) + fact.alts]
             return self.choose(alts)
+        if fact.kind == "other" and fact.expr is not None:
+            return self.init_value(fact)
         if fact.kind == "plist":
             return Val("seq", ref=self.tensor_attr(replace(fact, kind="param"), f"{text}[i]"))
         return UNKNOWN
+
+    def init_value(self, fact) -> Val:
+        """An attribute `__init__` sets to a callable expression (``functools.partial(KERNELS[mode], ...)``):
+        evaluated in the class's file with the constructor's arguments unknown.  Only callables are kept."""
+        from dtypelint.analysis.interp.frame import Frame
+
+        _, facts, cfa = self.fa.class_by_qname(self.cls.qname)
+        if cfa is None:
+            return UNKNOWN
+        frame = Frame(cfa, self.fn, self.cls, self.regime, report=False, depth=self.depth + 1, root=self.root)
+        frame._replay = self._replay  # alternatives (a kernel picked from a dict) become this path's choices
+        try:
+            v = frame.eval(fact.expr, {})
+        finally:
+            frame._replay = None
+        return v if v.kind in ("func", "qname", "module", "object") else UNKNOWN
 
     def tensor_attr(self, fact, text: str) -> Val:
         what = {"param": "nn.Parameter", "buffer": "buffer", "tensor": "plain tensor attribute"}[fact.kind]
@@ -142,11 +170,49 @@ class ModuleMixin:
             return UNKNOWN
         return self.sub_frame(facts, ref).self_attr(a, n)
 
+    def module_parameters(self, ref: ModuleRef, n: ast.AST) -> Val:
+        """``module.parameters()``: a sequence of tensors in the module's parameter dtype."""
+        if ref.forced or (self.regime == "loaded" and ref.explicit):
+            why = ref.forced or ref.explicit
+            return Val("seq", ref=tensor("fp32", (Step(self.fa.filename, ref.row, ref.col, f"`{ref.text}` is float32: {why}"),)))
+        if self.regime == "autocast":
+            return Val("seq", ref=tensor("fp32", (Step(self.fa.filename, ref.row, ref.col,
+                                                       f"`{ref.text}`'s parameters stay float32 under autocast"),)))
+        if self.regime == "half":
+            return Val("seq", ref=tensor("low"))
+        return Val("seq", ref=UNKNOWN)  # loaded: keep lists may keep some of them
+
+    def member(self, ref: ModuleRef, key, cls: str, fp32: bool) -> ModuleRef:
+        """One member of a container module: its own path (matched by keep lists) and fp32 choice."""
+        path = f"{ref.path}.{key}"
+        text = f"{ref.text}[{key!r}]"
+        explicit = ref.explicit
+        if not explicit and fp32 and self.regime == "loaded":
+            explicit = f"`{text}` is built with `dtype=torch.float32` / `.float()` in `__init__`"
+        kept = ref.forced or explicit or (self.fa.kept_reason_for_owner(ref.owner, path, True)
+                                          if self.regime == "loaded" and cls.startswith("torch.nn.") else "")
+        return ModuleRef(text, cls, kept, ref.row, ref.col, ref.filename, path=path, explicit=explicit,
+                         owner=ref.owner, forced=ref.forced)
+
     def module_item(self, ref: ModuleRef, n: ast.Subscript) -> Val:
-        """``self.blocks[name]`` of an ``nn.ModuleDict`` / indexing a Sequential: unknown element class."""
+        """``self.heads["boxes"]`` of an ``nn.ModuleDict`` / ``self.layers[0]``: that member, or any member."""
+        key = n.slice.value if isinstance(n.slice, ast.Constant) else None
+        for k, cls, fp32 in ref.items:
+            if key is not None and k == key:
+                return Val("module", ref=self.member(ref, k, cls, fp32))
+        if ref.items and key is None:
+            return self.choose([(Val("module", ref=self.member(ref, k, c, f)),
+                                 Clause(f"item:{ref.path}:{k}", True, f"`{ref.text}[{k!r}]` is used"))
+                                for k, c, f in ref.items])
         return UNKNOWN
 
     def module_iter(self, ref: ModuleRef) -> Val:
+        """An element of a ModuleList whose members have several classes (appended by a factory)."""
+        if ref.chain and ref.cls == "torch.nn.ModuleList":
+            first = ModuleRef(f"{ref.text}[i]", ref.chain[0], ref.kept, ref.row, ref.col, ref.filename,
+                              path=f"{ref.path}.0", explicit=ref.explicit, owner=ref.owner, forced=ref.forced,
+                              alts=tuple(ref.chain[1:]))
+            return Val("module", ref=first)
         return UNKNOWN
 
     def qname_item(self, q: str, n: ast.Subscript) -> Val:

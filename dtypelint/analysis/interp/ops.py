@@ -288,6 +288,12 @@ class OpsMixin:
         eq, tensors = self.einsum_parts(n, args)
         if eq is not None and not self.contracts(eq):
             return self.binary_op("mul", tensors, n, opname, True)
+        nodes = [a for a in n.args if not (isinstance(a, ast.Constant) and isinstance(a.value, str))]
+        if len(nodes) == 1 and isinstance(nodes[0], (ast.List, ast.Tuple)):
+            nodes = list(nodes[0].elts)
+        if len(nodes) == len(tensors):
+            self.matmul_sink(n, [self.operand(nd, v) for nd, v in zip(nodes, tensors)
+                                 if v.is_tensor or v.kind == "unknown"], opname.rsplit(".", 1)[-1])
         if self.ac:
             return tensor("low") if any(v.is_float or v.kind == "unknown" for v in tensors) else UNKNOWN
         return self.after_sink([v for v in tensors if v.is_tensor or v.kind == "unknown"])

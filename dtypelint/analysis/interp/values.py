@@ -26,12 +26,15 @@ class ModuleRef:
     optional: bool = False  # `__init__` may also set it to None (`Embedding(...) if n else None`)
     owner: str = ""  # qualified class of the model whose attribute this is (keep lists apply per model)
     forced: str = ""  # converted to float32 at run time (`self.sub.float()` in forward): why; every regime
+    items: tuple = ()  # (key, class, explicit fp32) of a ModuleDict / Sequential / ModuleList's literal members
+    elem_chain: tuple[str, ...] = ()  # classes of the element when it is an nn.Sequential
 
     def element(self) -> "ModuleRef | None":
         if not self.elem:
             return None
         return ModuleRef(f"{self.text}[i]", self.elem, self.kept, self.row, self.col, self.filename,
-                         path=f"{self.path}.0", explicit=self.explicit, owner=self.owner)
+                         chain=self.elem_chain, path=f"{self.path}.0", explicit=self.explicit, owner=self.owner,
+                         forced=self.forced)
 
 
 @dataclass(frozen=True)
@@ -56,3 +59,19 @@ def is_cast_unknown(v: Val | None) -> bool:
 
 def qname_val(q: str) -> Val:
     return Val("qname", const=q)
+
+
+@dataclass(frozen=True)
+class ObjRef:
+    """An instance of a project class built at run time (a KV cache object): its attributes as the
+    constructor set them, and the class whose methods run on it."""
+
+    cls: Any  # ClassFacts
+    fa: Any  # FileAnalysis of the class
+    attrs: tuple[tuple[str, Val], ...] = ()
+
+    def attr(self, name: str) -> Val | None:
+        for k, v in self.attrs:
+            if k == name:
+                return v
+        return None
