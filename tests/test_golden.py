@@ -39,9 +39,6 @@ def goldens(kind: str) -> dict[str, Path]:
     """Relative path (``seed1_x.py``, ``crossfile/pkg/m.py``) -> the fixture ("in") or what fixing it must
     give ("out"): its ``.out.py`` golden, or the fixture itself when the fix changes nothing."""
     fixtures = {p.relative_to(FIXTURES).as_posix(): p for p in sorted(FIXTURES.rglob("*.py"))}
-    # TEMPORARY (issue 9): fixtures/shapes/ is test material written ahead of the analysis that must find
-    # it (runtime proof: tests/test_shape_fixtures_runtime.py); it gets goldens when the analysis lands.
-    fixtures = {rel: p for rel, p in fixtures.items() if not rel.startswith("shapes/")}
     if kind == "in":
         return fixtures
     return {rel: golden_path(rel) if golden_path(rel).exists() else src for rel, src in fixtures.items()}

@@ -31,7 +31,7 @@ def _annotated(path: Path) -> bool:
                for tok in tokenize.generate_tokens(io.StringIO(text).readline))
 
 
-def _run(key: str):
+def _run(key: str, tree: Path = SHAPES):
     pytest.importorskip("torch")
     case = CASES[key]
     for name in case.needs:
@@ -42,7 +42,7 @@ def _run(key: str):
             pytest.skip(f"{name} is not importable here ({exc})")
     from dtypelint.verify import verify_file
 
-    return verify_file(SHAPES / fixture_path(key), case.spec, regimes=EVERY, root=SHAPES / import_root(key))
+    return verify_file(tree / fixture_path(key), case.spec, regimes=EVERY, root=tree / import_root(key))
 
 
 def _check_regimes(key: str, results) -> None:
@@ -65,6 +65,32 @@ def test_hazard_fails_with_a_dtype_error_exactly_in_its_regimes(key):
 @pytest.mark.parametrize("key", sorted(k for k, c in CASES.items() if not c.breaks))
 def test_clean_file_runs_in_every_regime(key):
     _check_regimes(key, _run(key))
+
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "shapes"
+
+
+@pytest.fixture(scope="module")
+def fixed_shapes(tmp_path_factory):
+    """``fixtures/shapes`` with every golden (what ``--fix --unsafe-fixes`` makes of it) in place."""
+    import shutil
+
+    tree = tmp_path_factory.mktemp("fixed") / "shapes"
+    shutil.copytree(SHAPES, tree)
+    for out in GOLDEN.rglob("*.out.py"):
+        rel = out.relative_to(GOLDEN).as_posix()[:-len(".out.py")] + ".py"
+        shutil.copyfile(out, tree / rel)
+    return tree
+
+
+@pytest.mark.parametrize("key", sorted(k for k, c in CASES.items() if c.breaks))
+def test_fixed_hazard_runs_in_every_regime(key, fixed_shapes):
+    """The fix dtypelint writes makes the module run where it broke (and breaks nothing elsewhere)."""
+    results = _run(key, fixed_shapes)
+    for regime, res in results.items():
+        if regime in CASES[key].unrunnable:
+            continue
+        assert res.ok, f"{key} [{regime}] fails after the fix: {res.summary()}"
 
 
 # -- the table and the files agree ------------------------------------------------------------------

@@ -61,12 +61,13 @@ class CallMixin:
             return self.call_method(recv, f.attr, n, args, kwargs, env)
         return self.call_value(self.eval(f, env), n, args, kwargs)
 
-    def call_value(self, fv: Val, n: ast.Call, args: list[Val], kwargs: dict[str, Val]) -> Val:
+    def call_value(self, fv: Val, n: ast.Call, args: list[Val], kwargs: dict[str, Val], direct: bool = True) -> Val:
+        """Call a value; ``direct`` is False when ``n`` is not a call of it (``map(f, xs)``, ``checkpoint(f, x)``)."""
         if fv.kind == "func":
             if fv.ref.cls is not None and not isinstance(fv.ref.node, ast.Lambda) and not is_static(fv.ref.node):
-                return self.call_bound(fv.ref, n, args, kwargs)  # `map(self.split_heads, ...)`: a bound method
+                return self.call_bound(fv.ref, n, args, kwargs, direct)  # `map(self.split_heads, ...)`: a bound method
             return self.call_function(fv.ref.node, fv.ref.cls, n, args, kwargs, recv_self=None, fa=fv.ref.fa,
-                                      ref=fv.ref)
+                                      ref=fv.ref, direct=direct)
         if fv.kind == "module":
             return self.call_module(fv.ref, n, args, kwargs)
         if fv.kind == "qname":
@@ -129,11 +130,11 @@ class CallMixin:
     def map_call(self, n: ast.Call, fv: Val, iterables: list[Val]) -> Val:
         """``map(f, (q, k, v))``: ``f`` applied to each item, each keeping its own dtype."""
         if len(iterables) == 1 and iterables[0].kind == "tuple" and 0 < len(iterables[0].items) <= 12:
-            return Val("tuple", items=tuple(self.call_value(fv, n, [x], {}) for x in iterables[0].items))
+            return Val("tuple", items=tuple(self.call_value(fv, n, [x], {}, direct=False) for x in iterables[0].items))
         if all(v.kind == "tuple" for v in iterables) and len({len(v.items) for v in iterables}) == 1:
-            return Val("tuple", items=tuple(self.call_value(fv, n, list(xs), {})
+            return Val("tuple", items=tuple(self.call_value(fv, n, list(xs), {}, direct=False)
                                             for xs in zip(*(v.items for v in iterables))))
-        return Val("seq", ref=self.call_value(fv, n, [self.element(v) for v in iterables], {}))
+        return Val("seq", ref=self.call_value(fv, n, [self.element(v) for v in iterables], {}, direct=False))
 
     # -- qualified (module-level) callees --------------------------------------------------
     def call_qualified(self, q: str, n: ast.Call, args: list[Val], kwargs: dict[str, Val], env) -> Val:
@@ -314,10 +315,10 @@ class CallMixin:
                                      function=False)
         return UNKNOWN
 
-    def call_bound(self, ref: FuncRef, n, args, kwargs) -> Val:
+    def call_bound(self, ref: FuncRef, n, args, kwargs, direct: bool = True) -> Val:
         return self.call_function(ref.node, ref.cls, n, args, kwargs,
                                   recv_self=("self", self.self_kept, self.self_path, self.self_forced), fa=ref.fa,
-                                  ref=ref)
+                                  ref=ref, direct=direct)
 
     # -- project functions ----------------------------------------------------------------
     def bind_args(self, fn, args: list[Val], kwargs: dict[str, Val], skip_self: bool, opaque: bool,
@@ -346,7 +347,7 @@ class CallMixin:
         return env
 
     def call_function(self, fn, cls, n: ast.Call, args, kwargs, recv_self: tuple[str, str, str] | None,
-                      fa=None, ref: FuncRef | None = None, self_env: dict | None = None) -> Val:
+                      fa=None, ref: FuncRef | None = None, self_env: dict | None = None, direct: bool = True) -> Val:
         from dtypelint.analysis.interp.frame import Frame
 
         fa = fa or self.fa
@@ -414,7 +415,7 @@ class CallMixin:
             if r.is_float and r.kind in ("fp32", "fp64") and inputs_low:
                 r = r.with_step(self.fa.step(n, f"`{self.fa.seg(n.func)}(...)` returns {dtype_name(r.kind, self.fa.compute)}"))
             r = self.keep_cast_marker(r, list(args) + list(kwargs.values()))
-            out.append((self.output_hint(r, fn, cls, n, args), cl))
+            out.append((self.output_hint(r, fn, cls, n, args) if direct else r, cl))
         return self.choose(out)
 
     def call_lambda(self, fn: ast.Lambda, ref: FuncRef | None, args, kwargs, fa) -> Val:
@@ -491,7 +492,7 @@ class CallMixin:
             if not args:
                 return UNKNOWN
             kw = {k: v for k, v in kwargs.items() if k not in eco.drop_kwargs}
-            return self.call_value(args[0], n, args[1:], kw)
+            return self.call_value(args[0], n, args[1:], kw, direct=False)
         x = args[0] if args else UNKNOWN
         if eco.behaviour == "keep":
             if x.is_tensor or is_cast_unknown(x):
