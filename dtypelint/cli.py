@@ -299,14 +299,32 @@ def rule(code: str | None, show_all: bool) -> None:
               help="Wait this long after the last edit before analysing the buffer.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, metavar="SECONDS",
               help="Stop an analysis that takes longer than this (the file gets a DTL005 diagnostic).")
-def lsp(no_isolation: bool, debounce: float, timeout: float) -> None:
+@click.option("--select", multiple=True, metavar="CODES", help="Rules to enable; replaces the configured set (as in `check`).")
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable in addition to the configured set.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable.")
+def lsp(no_isolation: bool, debounce: float, timeout: float, select=(), extend_select=(), ignore=()) -> None:
     """Run the Language Server on standard input/output (needs the `lsp` extra)."""
+    overrides = _rule_overrides(select, extend_select, ignore)
     try:
         from dtypelint.lsp.server import start
     except ImportError as exc:
         raise fail(f"`dtypelint lsp` needs the optional `lsp` extra (pygls, lsprotocol): "
                    f"pip install 'dtypelint[lsp]' ({exc})")
-    start(isolate=not no_isolation, debounce=debounce, timeout=timeout)
+    start(isolate=not no_isolation, debounce=debounce, timeout=timeout, rule_overrides=overrides)
+
+
+def _rule_overrides(select, extend_select, ignore) -> dict:
+    """``--select`` / ``--extend-select`` / ``--ignore`` as Settings overrides; an unknown code exits 2."""
+    overrides = {}
+    for key, value in (("select", select), ("extend_select", extend_select), ("ignore", ignore)):
+        if value:
+            codes = _codes_option(value)
+            try:
+                expand_codes(codes, known_codes())
+            except ConfigError as exc:
+                raise fail(f"--{key.replace('_', '-')}: {exc}")
+            overrides[key] = codes
+    return overrides
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
