@@ -56,9 +56,9 @@ def _manager():
 
 
 def test_jupyter_lsp_discovers_and_validates_the_spec():
+    manager = _manager()
     from jupyter_lsp.schema import LANGUAGE_SERVER_SPEC_MAP
 
-    manager = _manager()
     assert "dtypelint" in manager.language_servers, sorted(manager.language_servers)
     found = manager.language_servers["dtypelint"]
     assert list(LANGUAGE_SERVER_SPEC_MAP.iter_errors({"dtypelint": found})) == []
