@@ -69,7 +69,11 @@ def test_vsix_holds_the_bundle_and_the_manifest(vsix):
     assert b"source.fixAll.dtypelint" in bundle and b"vscode-notebook-cell" in bundle
 
 
-def test_lock_file_pins_only_the_npm_registry():
+def test_lock_file_pins_every_package_from_the_npm_registry():
+    """`npm ci` installs exactly these, each checked against its hash; nothing comes from elsewhere."""
     lock = json.loads((EXT / "package-lock.json").read_text())
-    urls = {p.get("resolved", "") for p in lock["packages"].values() if p.get("resolved")}
-    assert urls and all(u.startswith("https://registry.npmjs.org/") for u in urls), sorted(urls)[:5]
+    packages = {name: p for name, p in lock["packages"].items() if name}
+    assert packages and all(p.get("integrity", "").startswith("sha512-") for p in packages.values() if not p.get("link"))
+    resolved = [p["resolved"] for p in packages.values() if "resolved" in p]
+    assert all(u.startswith("https://registry.npmjs.org/") for u in resolved), resolved[:5]
+    assert {"node_modules/vscode-languageclient", "node_modules/@vscode/vsce"} <= set(packages)
