@@ -157,6 +157,10 @@ def test_filters_and_charts_cover_rules_and_folders(report):
     bars = page.with_class("bar", "g")
     assert sorted(b["data-value"] for b in bars if b["data-kind"] == "rule") == codes
     assert sorted(b["data-value"] for b in bars if b["data-kind"] == "folder") == [".", "models"]
+    # each rule's documentation is in the page once, and every finding links to its rule's
+    assert sorted(a["id"] for a in page.find("details") if a.get("id", "").startswith("rule-")) == [
+        f"rule-{c}" for c in codes]
+    assert len(page.find("a", href=f"#rule-{codes[0]}")) == sum(1 for d in findings if d["code"] == codes[0])
 
 
 def test_notebook_findings_show_their_cells(tmp_path, monkeypatch):

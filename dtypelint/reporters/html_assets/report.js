@@ -98,6 +98,12 @@
     });
   });
   $$("details").forEach(function (d) { d.addEventListener("toggle", drawAll); });
+  $$(".doc-link a").forEach(function (a) {
+    a.addEventListener("click", function () {
+      var doc = document.getElementById(a.getAttribute("href").slice(1));
+      if (doc) { doc.open = true; }
+    });
+  });
   window.addEventListener("resize", drawAll);
   applyFilters();
 })();
