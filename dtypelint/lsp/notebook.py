@@ -17,13 +17,13 @@ without moving any row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from lsprotocol import types as T
 
-from dtypelint.diagnostics import Diagnostic, Edit
+from dtypelint.diagnostics import Diagnostic, Edit, Position
 from dtypelint.edits import apply_edit_groups
 from dtypelint.lsp.convert import Lines, character, position, to_lsp, uri_for
 from dtypelint.notebooks import NotebookError, NotebookSource, pythonise_lines
@@ -213,10 +213,6 @@ def _whole(text: str, encoding: str) -> T.Range:
 
 
 def _at_start(d: Diagnostic, cell: int) -> Diagnostic:
-    from dataclasses import replace
-
-    from dtypelint.diagnostics import Position
-
     return replace(d, start=Position(1, 1), end=Position(1, 1), fix=None, cell=cell)
 
 
