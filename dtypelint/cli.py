@@ -97,12 +97,15 @@ def _codes_option(value: tuple[str, ...]) -> tuple[str, ...]:
               help="Report only findings that are not recorded in this baseline file.")
 @click.option("--write-baseline", "write_baseline_file", type=click.Path(path_type=Path, dir_okay=False),
               metavar="FILE", help="Record every current finding in FILE and exit 0.")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per rule (and how many are fixable) instead of the findings.")
+@click.option("--show-settings", is_flag=True, help="Print the effective settings for the first PATH, where each value came from, and exit.")
 def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None, select, extend_select, ignore,
           config_file: Path | None, isolated: bool, jobs: int | None, no_cache: bool, cache_dir: Path | None,
           stdin_filename: str | None, exit_zero: bool, quiet: bool, in_process: bool, fix: bool = False,
           unsafe_fixes: bool = False, diff: bool = False, show_fixes: bool = False, fix_only: bool = False,
           exit_non_zero_on_fix: bool = False, no_default_paths: bool = False,
-          baseline_file: Path | None = None, write_baseline_file: Path | None = None) -> None:
+          baseline_file: Path | None = None, write_baseline_file: Path | None = None, statistics: bool = False,
+          show_settings: bool = False) -> None:
     """Check PATHS (files or folders; default: the current folder; '-' reads standard input)."""
     from dtypelint import baseline
 
@@ -128,6 +131,9 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
                 raise ConfigError(f"--{key.replace('_', '-')}: {exc}") from None
         resolver = ConfigResolver(known_codes=codes, config_file=config_file, isolated=isolated, cli=cli_overrides)
         paths_list = list(paths) or ([] if no_default_paths else [Path(".")])
+        if show_settings:
+            _show_settings(resolver, Path(stdin_filename) if paths_list[:1] == [Path("-")] and stdin_filename
+                           else (paths_list or [Path(".")])[0], cli_overrides, output_format, output_file)
         stdin_task: CheckTask | None = None
         if any(str(p) == "-" for p in paths_list):
             if len(paths_list) > 1:
@@ -177,7 +183,7 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
             run=lambda ts, opts: _run_with_progress(ts, opts, show=not quiet and output_file is None and len(ts) > 50),
             unsafe=unsafe_fixes, diff=diff, fix_only=fix_only, show_fixes=show_fixes,
             exit_non_zero_on_fix=exit_non_zero_on_fix, exit_zero=exit_zero, quiet=quiet,
-            emit=lambda report, stream: _emit(report, output_format, output_file, quiet, stream),
+            emit=lambda report, stream: _emit(report, output_format, output_file, quiet, stream, statistics),
             make_report=make_report, keep=keep))
     result = _run_with_progress(tasks, options, show=not quiet and output_file is None and len(tasks) > 50)
 
@@ -200,7 +206,7 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
     if known_fingerprints is not None:
         report.diagnostics, report.baselined = baseline.filter_new(
             report.diagnostics, baseline_file, known_fingerprints, report.texts)
-    _emit(report, output_format, output_file, quiet)
+    _emit(report, output_format, output_file, quiet, statistics=statistics)
     if exit_zero:
         raise click.exceptions.Exit(EXIT_CLEAN)
     raise click.exceptions.Exit(EXIT_FINDINGS if report.diagnostics else EXIT_CLEAN)
@@ -223,7 +229,41 @@ def _run_with_progress(tasks, options: RunOptions, show: bool):
         return run(tasks, options, progress=lambda: progress.advance(bar))
 
 
-def _emit(report: Report, output_format: str, output_file: Path | None, quiet: bool, stream=None) -> None:
+def _show_settings(resolver: ConfigResolver, path: Path, cli_overrides: dict, output_format: str,
+                   output_file: Path | None) -> None:
+    from dtypelint import show_settings
+
+    settings = resolver.for_path(path)
+    info = show_settings.describe(path, settings, cli_overrides, enabled_for(settings, settings.relpath(path)))
+    buf = io.StringIO()
+    show_settings.render(info, buf, as_json=output_format == "json")
+    _write_text(buf.getvalue(), output_file)
+    raise click.exceptions.Exit(EXIT_CLEAN)
+
+
+def _write_text(text: str, output_file: Path | None) -> None:
+    if output_file is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output_file.parent.mkdir(parents=True, exist_ok=True)
+        output_file.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise fail(f"cannot write report to {output_file}: {exc.strerror or exc}")
+
+
+def _emit(report: Report, output_format: str, output_file: Path | None, quiet: bool, stream=None,
+          statistics: bool = False) -> None:
+    if statistics:  # the per-rule table replaces the findings (JSON with --output-format json)
+        from dtypelint.reporters.statistics import render_statistics
+
+        buf = io.StringIO()
+        render_statistics(report, buf, as_json=output_format == "json")
+        if output_file is None and stream is not None:
+            stream.write(buf.getvalue())
+        else:
+            _write_text(buf.getvalue(), output_file)
+        return
     reporter = REPORTERS[output_format]
     if output_file is not None:
         buf = io.StringIO()
@@ -299,14 +339,32 @@ def rule(code: str | None, show_all: bool) -> None:
               help="Wait this long after the last edit before analysing the buffer.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, metavar="SECONDS",
               help="Stop an analysis that takes longer than this (the file gets a DTL005 diagnostic).")
-def lsp(no_isolation: bool, debounce: float, timeout: float) -> None:
+@click.option("--select", multiple=True, metavar="CODES", help="Rules to enable; replaces the configured set (as in `check`).")
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable in addition to the configured set.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable.")
+def lsp(no_isolation: bool, debounce: float, timeout: float, select=(), extend_select=(), ignore=()) -> None:
     """Run the Language Server on standard input/output (needs the `lsp` extra)."""
+    overrides = _rule_overrides(select, extend_select, ignore)
     try:
         from dtypelint.lsp.server import start
     except ImportError as exc:
         raise fail(f"`dtypelint lsp` needs the optional `lsp` extra (pygls, lsprotocol): "
                    f"pip install 'dtypelint[lsp]' ({exc})")
-    start(isolate=not no_isolation, debounce=debounce, timeout=timeout)
+    start(isolate=not no_isolation, debounce=debounce, timeout=timeout, rule_overrides=overrides)
+
+
+def _rule_overrides(select, extend_select, ignore) -> dict:
+    """``--select`` / ``--extend-select`` / ``--ignore`` as Settings overrides; an unknown code exits 2."""
+    overrides = {}
+    for key, value in (("select", select), ("extend_select", extend_select), ("ignore", ignore)):
+        if value:
+            codes = _codes_option(value)
+            try:
+                expand_codes(codes, known_codes())
+            except ConfigError as exc:
+                raise fail(f"--{key.replace('_', '-')}: {exc}")
+            overrides[key] = codes
+    return overrides
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)

@@ -303,6 +303,41 @@ def _parse_sink(name: str, spec: Any, where: str) -> SinkSpec:
     return SinkSpec(name=name, contract=contract, args=tuple(args), positions=tuple(positions))
 
 
+# Settings field -> the configuration keys that set it (for --show-settings).
+FIELD_KEYS: dict[str, tuple[str, ...]] = {
+    "select": ("select",),
+    "extend_select": ("extend-select",),
+    "ignore": ("ignore", "extend-ignore"),
+    "per_file_ignores": ("per-file-ignores",),
+    "exclude": ("exclude",),
+    "extend_exclude": ("extend-exclude",),
+    "respect_gitignore": ("respect-gitignore",),
+    "regimes": ("regimes",),
+    "compute_dtype": ("compute-dtype",),
+    "sinks": ("sinks",),
+    "cache_dir": ("cache-dir",),
+}
+
+
+def provenance(settings: Settings, cli: dict[str, Any]) -> dict[str, str]:
+    """Where each setting's value came from: ``command line``, the configuration file, or ``default``."""
+    table: dict[str, Any] = {}
+    if settings.config_file is not None:
+        try:
+            table = table_of(settings.config_file) or {}
+        except ConfigError:
+            table = {}
+    out = {}
+    for name, keys in FIELD_KEYS.items():
+        if name in cli:
+            out[name] = "command line"
+        elif any(k in table for k in keys):
+            out[name] = _where(settings.config_file).rstrip(":")  # type: ignore[arg-type]
+        else:
+            out[name] = "default"
+    return out
+
+
 @dataclass
 class ConfigResolver:
     """Finds and caches the Settings that apply to each folder.

@@ -317,6 +317,11 @@ class NotebookSource:
         return result
 
 
+def pythonise_lines(lines: list[str]) -> list[str]:
+    """Lines of one cell (or of cells already joined) with IPython-only lines replaced, row for row."""
+    return NotebookSource(text="")._pythonise(lines)
+
+
 # -- writing back ------------------------------------------------------------------------
 
 

@@ -459,3 +459,31 @@ async def test_no_isolation_mode_keeps_the_stream_clean(in_process_client: Langu
     assert [d.code for d in client.diagnostics[uri]] == ["DTL999"]
     uri = await open_doc(client, "model.py", MODEL)
     assert [d.code for d in client.diagnostics[uri]] == ["DTL999"]
+
+
+# -- rule selection on the command line (the VS Code extension's dtypelint.select / dtypelint.ignore) ----------
+
+IGNORING_SERVER = [*SERVER, "--ignore", "DTL999"]
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=IGNORING_SERVER, server_env=subprocess_env()))
+async def ignoring_client(lsp_client: LanguageClient, tmp_path_factory):
+    root = tmp_path_factory.mktemp("ws")
+    lsp_client.root = root
+    track_versions(lsp_client)
+    await lsp_client.initialize_session(T.InitializeParams(capabilities=T.ClientCapabilities(), root_uri=root.as_uri()))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_ignore_on_the_command_line(ignoring_client: LanguageClient):
+    uri = await open_doc(ignoring_client, "model.py", MODEL)
+    assert list(ignoring_client.diagnostics[uri]) == []
+    uri = await open_doc(ignoring_client, "broken.py", "import torch\ndef f(:\n")  # the other rules still run
+    assert [d.code for d in ignoring_client.diagnostics[uri]] == ["DTL001"]
+
+
+def test_unknown_rule_on_the_command_line_is_a_usage_error():
+    res = subprocess.run([*SERVER, "--select", "DTL1,NOPE"], env=subprocess_env(), capture_output=True, text=True,
+                         stdin=subprocess.DEVNULL, timeout=60)
+    assert res.returncode == 2 and "--select" in res.stderr and "NOPE" in res.stderr

@@ -50,3 +50,10 @@ def test_installed_wheel_runs_from_anywhere(wheel, tmp_path):
     code = "import dtypelint.catalog as c; print(c.catalog_dir())"
     where = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env).stdout
     assert where.strip().endswith("dtypelint/_catalog")
+    # the HTML report reads its CSS and JS from the installed package
+    model = tmp_path / "model.py"
+    model.write_text((REPO / "fixtures" / "seed1_bmm_attention_helper.py").read_text())
+    proc = subprocess.run([sys.executable, "-m", "dtypelint", "check", "--no-cache", "--output-format", "html", "model.py"],
+                          cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert ".pin.sink" in proc.stdout and "function drawAll()" in proc.stdout

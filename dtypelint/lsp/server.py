@@ -10,6 +10,8 @@
   one by one).
 - Hover on a finding shows its message, regimes, dataflow path and the rule's
   documentation; ``relatedInformation`` carries the dataflow path.
+- Notebooks (LSP 3.17 notebook sync): the Python cells of a notebook are analysed
+  together and findings are published per cell (``dtypelint.lsp.notebook``).
 - Robustness: the analysis of a buffer runs in a child process with a time
   limit, so a native parser crash or a runaway analysis becomes a DTL005
   diagnostic, not a dead server; a syntax error is a DTL001 diagnostic; a bad
@@ -45,6 +47,7 @@ from dtypelint.config import ConfigError, ConfigResolver, Settings
 from dtypelint.diagnostics import Diagnostic, Position
 from dtypelint.edits import apply_edit_groups
 from dtypelint.lsp.convert import Lines, character, to_lsp
+from dtypelint.lsp import notebook as nb
 from dtypelint.source import SourceFile
 
 log = logging.getLogger("dtypelint.lsp")
@@ -314,6 +317,37 @@ class DocState:
     pending: asyncio.Task | None = None
 
 
+@dataclass
+class CellState(DocState):
+    """A notebook cell: its findings in cell coordinates, and the same findings in the joined module."""
+
+    notebook: nb.NotebookView | None = None
+    virtual: list[Diagnostic] = field(default_factory=list)
+
+
+@dataclass
+class TextResult:
+    """One analysis of a text document, ready to publish (computed in a worker thread)."""
+
+    uri: str
+    version: int | None
+    text: str
+    diagnostics: list[Diagnostic]
+    lsp: list[T.Diagnostic]
+    config_error: str | None
+
+    def current_version(self, server: "DtypelintServer") -> int | None:
+        return server.workspace.get_text_document(self.uri).version
+
+    def publish(self, server: "DtypelintServer") -> None:
+        if self.uri not in server.docs:
+            return  # closed meanwhile
+        state = server.docs[self.uri]
+        state.version, state.text, state.diagnostics, state.lsp = self.version, self.text, self.diagnostics, self.lsp
+        server.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=self.uri, diagnostics=self.lsp,
+                                                                            version=self.version))
+
+
 class Protocol(LanguageServerProtocol):
     """pygls' protocol, plus an error *response* to a request whose params do not deserialise.
 
@@ -359,12 +393,14 @@ def _without_echoed_diagnostics(data: Any) -> dict | None:
 
 class DtypelintServer(LanguageServer):
     def __init__(self, isolate: bool = True, debounce: float = DEFAULT_DEBOUNCE_S,
-                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
+                 timeout: float = DEFAULT_TIMEOUT_S, rule_overrides: dict | None = None) -> None:
         super().__init__("dtypelint", __version__, text_document_sync_kind=T.TextDocumentSyncKind.Incremental,
-                         protocol_cls=Protocol)
+                         notebook_document_sync=nb.NOTEBOOK_SYNC, protocol_cls=Protocol)
         self.debounce = debounce
         self.analyser = Analyser(isolate=isolate, timeout=timeout)
-        self.docs: dict[str, DocState] = {}
+        self.rule_overrides = dict(rule_overrides or {})  # --select / --ignore of `dtypelint lsp`
+        self.docs: dict[str, DocState] = {}  # text documents and notebook cells
+        self.notebooks: dict[str, nb.NotebookState] = {}
         self._last_config_error: str | None = None
         self.index = WorkspaceIndex()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -386,8 +422,10 @@ class DtypelintServer(LanguageServer):
         return str(getattr(enc, "value", enc) or "utf-16")
 
     # -- linting -----------------------------------------------------------------------
-    def compute(self, uri: str) -> tuple | None:
+    def compute(self, uri: str) -> TextResult | nb.NotebookResult | None:
         """Lint the current buffer of ``uri`` (in a worker thread); None if there is nothing to publish."""
+        if uri in self.notebooks:
+            return nb.compute(self, uri, _converter)
         try:
             doc = self.workspace.get_text_document(uri)
         except Exception:
@@ -396,18 +434,21 @@ class DtypelintServer(LanguageServer):
         version = doc.version
         fs_path = to_fs_path(uri) if uri.startswith("file:") else None
         path = Path(fs_path) if fs_path else None
+        analysed = text
         if path is not None and path.suffix not in ("", ".py", ".pyi"):
-            return None  # notebooks and other languages are not linted in the editor
+            if (doc.language_id or "").lower() != "python":
+                return None  # other languages (and a notebook's JSON) are not linted as text
+            analysed = nb.pythonise(text)  # jupyterlab-lsp: a notebook's joined cells, named ….ipynb
         settings, config_error = self.settings_for(path)
         filename = str(path) if path is not None else uri
         if path is not None and settings.is_excluded(path):
             diags: list[Diagnostic] = []
         else:
-            diags = self.analyser.lint(text, filename, str(path) if path else None, settings,
+            diags = self.analyser.lint(analysed, filename, str(path) if path else None, settings,
                                        self.project_index(path))
         lines = Lines({filename: text})
         converted = [_converter.structure(to_lsp(d, lines, self.encoding, uri=uri), T.Diagnostic) for d in diags]
-        return uri, version, text, diags, converted, config_error
+        return TextResult(uri, version, text, diags, converted, config_error)
 
     def project_index(self, path: Path | None):
         """The workspace's project index (None without a workspace folder on disk)."""
@@ -423,7 +464,7 @@ class DtypelintServer(LanguageServer):
         except ValueError:
             return None  # a file outside the workspace: analysed on its own
         buffers = {}
-        for uri in list(self.docs):
+        for uri in self.text_uris():
             if uri.startswith("file:"):
                 try:
                     buffers[Path(to_fs_path(uri)).resolve()] = self.workspace.get_text_document(uri).source
@@ -443,18 +484,22 @@ class DtypelintServer(LanguageServer):
         if loop is None or loop.is_closed():
             return
 
-        def relint() -> None:
-            for uri in list(self.docs):
-                self.schedule(uri, 0.0)
+        loop.call_soon_threadsafe(self.relint_all)
 
-        loop.call_soon_threadsafe(relint)
+    def text_uris(self) -> list[str]:
+        """The open text documents (notebook cells are analysed through their notebook)."""
+        return [uri for uri, state in self.docs.items() if not isinstance(state, CellState)]
+
+    def relint_all(self) -> None:
+        for uri in [*self.text_uris(), *self.notebooks]:
+            self.schedule(uri, 0.0)
 
     def settings_for(self, path: Path | None) -> tuple[Settings, str | None]:
         from dtypelint.engine import known_codes
 
         root = self._root()
         try:
-            resolver = ConfigResolver(known_codes=known_codes(), cwd=root)
+            resolver = ConfigResolver(known_codes=known_codes(), cwd=root, cli=self.rule_overrides)
             return resolver.for_path(path if path is not None else root), None
         except ConfigError as exc:
             return Settings(root=root), str(exc)
@@ -467,22 +512,20 @@ class DtypelintServer(LanguageServer):
         result = await loop.run_in_executor(self.thread_pool, self.compute, uri)
         if result is None:
             return
-        uri, version, text, diags, converted, config_error = result
+        config_error = result.config_error
         if config_error and config_error != self._last_config_error:
             self.window_show_message(T.ShowMessageParams(type=T.MessageType.Error, message=f"dtypelint: {config_error}"))
         self._last_config_error = config_error
         try:
-            current = self.workspace.get_text_document(uri).version
+            current = result.current_version(self)
         except Exception:
             return
-        if uri not in self.docs or current != version:
-            return  # closed, or a newer edit is on its way and its own run will publish
-        state = self.docs[uri]
-        state.version, state.text, state.diagnostics, state.lsp = version, text, diags, converted
-        self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=converted, version=version))
+        if current != result.version:
+            return  # a newer edit is on its way and its own run will publish
+        result.publish(self)
 
     def schedule(self, uri: str, delay: float) -> None:
-        state = self.docs.setdefault(uri, DocState())
+        state = self.notebooks[uri] if uri in self.notebooks else self.docs.setdefault(uri, DocState())
         if state.pending is not None and not state.pending.done():
             state.pending.cancel()
         state.pending = asyncio.ensure_future(self.lint_async(uri, delay))
@@ -535,7 +578,18 @@ class DtypelintServer(LanguageServer):
             edit = Edit(f"  # noqa: {d.code}", Position(row, end), Position(row, len(line) + 1))
         return self._edit(uri, text, [edit])
 
+    def fix_edit(self, uri: str, state: DocState, i: int) -> T.WorkspaceEdit:
+        """The quick fix of the ``i``-th finding of a document or cell."""
+        if isinstance(state, CellState) and state.notebook is not None:
+            edit = state.notebook.workspace_edit([state.virtual[i].fix.edits], self.encoding)
+            if edit is not None:
+                return edit
+        return self._edit(uri, state.text, state.diagnostics[i].fix.edits)
+
     def fix_all_edit(self, uri: str, state: DocState) -> T.WorkspaceEdit | None:
+        if isinstance(state, CellState) and state.notebook is not None:  # the safe fixes of this cell's findings
+            groups = [d.fix.edits for d in state.virtual if d.fix and d.fix.applicability == "safe" and d.fix.edits]
+            return state.notebook.workspace_edit(groups, self.encoding) if groups else None
         groups = [d.fix.edits for d in state.diagnostics if d.fix and d.fix.applicability == "safe" and d.fix.edits]
         if not groups:
             return None
@@ -584,8 +638,8 @@ def hover_markdown(d: Diagnostic) -> str:
 
 
 def build_server(isolate: bool = True, debounce: float = DEFAULT_DEBOUNCE_S,
-                 timeout: float = DEFAULT_TIMEOUT_S) -> DtypelintServer:
-    server = DtypelintServer(isolate=isolate, debounce=debounce, timeout=timeout)
+                 timeout: float = DEFAULT_TIMEOUT_S, rule_overrides: dict | None = None) -> DtypelintServer:
+    server = DtypelintServer(isolate=isolate, debounce=debounce, timeout=timeout, rule_overrides=rule_overrides)
 
     @server.feature(T.INITIALIZED)
     async def initialized(ls: DtypelintServer, params: T.InitializedParams) -> None:
@@ -618,8 +672,29 @@ def build_server(isolate: bool = True, debounce: float = DEFAULT_DEBOUNCE_S,
 
     @server.feature(T.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched(ls: DtypelintServer, params: T.DidChangeWatchedFilesParams) -> None:
-        for uri in list(ls.docs):  # a configuration file may have changed: re-lint open documents
-            ls.schedule(uri, 0.0)
+        ls.relint_all()  # a configuration file may have changed: re-lint open documents
+
+    @server.feature(T.NOTEBOOK_DOCUMENT_DID_OPEN)
+    async def notebook_did_open(ls: DtypelintServer, params: T.DidOpenNotebookDocumentParams) -> None:
+        ls.notebooks[params.notebook_document.uri] = nb.NotebookState()
+        ls.schedule(params.notebook_document.uri, 0.0)
+
+    @server.feature(T.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    async def notebook_did_change(ls: DtypelintServer, params: T.DidChangeNotebookDocumentParams) -> None:
+        uri = params.notebook_document.uri
+        if uri in ls.notebooks:
+            ls.schedule(uri, ls.debounce)
+
+    @server.feature(T.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_did_close(ls: DtypelintServer, params: T.DidCloseNotebookDocumentParams) -> None:
+        state = ls.notebooks.pop(params.notebook_document.uri, None)
+        if state is None:
+            return
+        if state.pending is not None:
+            state.pending.cancel()
+        for cell_uri in sorted(state.published | {c.uri for c in params.cell_text_documents}):
+            ls.docs.pop(cell_uri, None)
+            ls.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=cell_uri, diagnostics=[]))
 
     @server.feature(
         T.TEXT_DOCUMENT_CODE_ACTION,
@@ -634,14 +709,14 @@ def build_server(isolate: bool = True, debounce: float = DEFAULT_DEBOUNCE_S,
         only = params.context.only if params.context else None
         actions: list[T.CodeAction] = []
         if _kind_wanted(only, T.CodeActionKind.QuickFix):
-            for d, ld in zip(state.diagnostics, state.lsp):
+            for i, (d, ld) in enumerate(zip(state.diagnostics, state.lsp)):
                 if not _overlaps(ld.range, params.range):
                     continue
                 if d.fix and d.fix.edits:
                     actions.append(T.CodeAction(
                         title=f"{d.code}: {d.fix.message}" + (" (unsafe)" if d.fix.applicability == "unsafe" else ""),
                         kind=T.CodeActionKind.QuickFix, diagnostics=[ld],
-                        edit=ls._edit(uri, state.text, d.fix.edits),
+                        edit=ls.fix_edit(uri, state, i),
                         is_preferred=d.fix.applicability == "safe",
                     ))
                 ignore = ls.ignore_edit(uri, state.text, d)
@@ -672,9 +747,10 @@ def build_server(isolate: bool = True, debounce: float = DEFAULT_DEBOUNCE_S,
     return server
 
 
-def start(isolate: bool = True, debounce: float = DEFAULT_DEBOUNCE_S, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+def start(isolate: bool = True, debounce: float = DEFAULT_DEBOUNCE_S, timeout: float = DEFAULT_TIMEOUT_S,
+          rule_overrides: dict | None = None) -> None:
     logging.basicConfig(level=logging.WARNING, format="dtypelint-lsp: %(levelname)s %(message)s")
-    server = build_server(isolate=isolate, debounce=debounce, timeout=timeout)
+    server = build_server(isolate=isolate, debounce=debounce, timeout=timeout, rule_overrides=rule_overrides)
     # The LSP stream gets its own copy of standard output; fd 1 and sys.stdout then point at stderr,
     # so a stray print (in --no-isolation mode, or anywhere in the server) cannot corrupt the stream.
     stream = os.fdopen(os.dup(1), "wb")

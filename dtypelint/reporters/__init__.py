@@ -82,4 +82,4 @@ def _plural(n: int, word: str, plural: str | None = None) -> str:
 
 
 from dtypelint.reporters import concise, full, json_format  # noqa: E402,F401  (registration)
-from dtypelint.reporters import github, gitlab, junit, lsp_json, sarif  # noqa: E402,F401  (registration)
+from dtypelint.reporters import github, gitlab, html, junit, lsp_json, sarif  # noqa: E402,F401  (registration)
