@@ -79,10 +79,21 @@ def canonical(node: ast.AST) -> tuple[ast.AST, bool]:
     return node, negated
 
 
+_FACTS: dict[int, tuple[ast.AST, str, bool]] = {}
+
+
 def fact_of(node: ast.AST) -> tuple[str, bool]:
-    """The fact key of a test and whether the test is its negation."""
+    """The fact key of a test and whether the test is its negation (cached per parsed node)."""
+    hit = _FACTS.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1], hit[2]
     pos, negated = canonical(node)
-    return test_key(pos), negated
+    key = test_key(pos)
+    if hasattr(node, "lineno"):
+        if len(_FACTS) > 200_000:
+            _FACTS.clear()
+        _FACTS[id(node)] = (node, key, negated)
+    return key, negated
 
 
 def clause(node: ast.AST, truth: bool, seg) -> Clause:
@@ -138,9 +149,15 @@ def signature(v: Val) -> tuple:
     return ("other",)
 
 
-def state_signature(s: State, live: set[str] | None) -> tuple:
-    items = s.env.items() if live is None else ((k, v) for k, v in s.env.items() if k in live or "." in k)
-    return tuple(sorted((k, signature(v)) for k, v in items))
+def state_signature(s: State, live: set[str] | None) -> dict:
+    """Variable -> value signature, for the variables still read later (and attributes)."""
+    if live is None:
+        return {k: signature(v) for k, v in s.env.items()}
+    return {k: signature(v) for k, v in s.env.items() if k in live or "." in k}
+
+
+def signature_key(sig: dict) -> frozenset:
+    return frozenset(sig.items())
 
 
 def merge_two(a: State, b: State) -> State:
@@ -155,44 +172,40 @@ def merge_two(a: State, b: State) -> State:
     return State(env, shared, facts)
 
 
-def _compatible(a: tuple, b: tuple) -> bool:
-    """Two signatures that may share a state: equal, or one side is a value with no dtype (None)."""
-    if a == b:
-        return True
-    da, db = dict(a), dict(b)
-    for k in set(da) | set(db):
+_LOOSE = (None, ("other",))
+_CONTAINERS = ("tuple", "seq", "dict")
+
+
+def _compatible(da: dict, db: dict) -> bool:
+    """Two states that may share one: values agree, or one side holds a value with no dtype (None, a
+    number) where the other holds a container (`cache = (k, v) if use_cache else None`).  Objects,
+    modules, callables and tensors stay apart."""
+    for k in da.keys() | db.keys():
         x, y = da.get(k), db.get(k)
         if x == y:
             continue
-        # None (or a number) on one path and a container of tensors on the other (`cache = (k, v) if
-        # use_cache else None`) merge; objects, modules, callables and tensors stay apart
-        loose = (None, ("other",))
-        if (x in loose and (y in loose or y[0] in _CONTAINERS)) or (y in loose and x[0] in _CONTAINERS):
+        if (x in _LOOSE and (y in _LOOSE or y[0] in _CONTAINERS)) or (y in _LOOSE and x[0] in _CONTAINERS):
             continue
         return False
     return True
-
-
-_CONTAINERS = ("tuple", "seq", "dict")
 
 
 def merge_states(states: list[State], live: set[str] | None = None, limit: int = MAX_STATES) -> list[State]:
     """Merge states that agree on the dtypes of the live variables; then enforce the bound."""
     if len(states) <= 1:
         return states
-    groups: list[tuple[tuple, State]] = []
+    groups: list[tuple[dict, State]] = []
     for s in states:
         sig = state_signature(s, live)
         for i, (gsig, g) in enumerate(groups):
-            if _compatible(gsig, sig):
-                merged = merge_two(g, s)
-                groups[i] = (gsig if len(gsig) >= len(sig) else sig, merged)
+            if gsig == sig or _compatible(gsig, sig):
+                groups[i] = (gsig if len(gsig) >= len(sig) else sig, merge_two(g, s))
                 break
         else:
             groups.append((sig, s))
     if len(groups) > limit:
         # the path-insensitive fallback: join states in signature order (neighbours differ least)
-        ranked = sorted(groups, key=lambda p: repr(p[0]))
+        ranked = sorted(groups, key=lambda p: repr(sorted(p[0].items(), key=lambda kv: kv[0])))
         per = -(-len(ranked) // limit)
         out = []
         for i in range(0, len(ranked), per):

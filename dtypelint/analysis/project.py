@@ -19,7 +19,7 @@ from pathlib import Path
 
 MAX_FOREIGN_FILES = 48  # modules read from disk for one analysed file
 MAX_FILE_BYTES = 3_000_000
-_CACHE_SIZE = 48
+_CACHE_SIZE = 160
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from dtypelint.analysis.lattice import NONE, SCALAR, UNKNOWN, Val, dtype_name, j
 from dtypelint.analysis.paths import Clause, signature
 
 MAX_DEPTH = 5
+CALL_BUDGET = 25_000  # statements one entry function may evaluate before its callees are no longer entered
 SCALAR_FUNCS = frozenset({"math.sqrt", "math.log", "math.exp", "math.pow", "math.ceil", "math.floor", "math.prod",
                           "math.log2", "math.log10", "math.cos", "math.sin", "math.pi", "math.inf", "math.e"})
 SCALAR_BUILTINS = frozenset({"int", "float", "len", "round", "abs", "min", "max", "sum", "pow", "divmod"})
@@ -184,13 +185,18 @@ class CallMixin:
         if any(b.rsplit(".", 1)[-1] in ("Module", "PreTrainedModel") for anc in self.fa.ancestors(facts) for b in anc.bases):
             return UNKNOWN
         found = self.fa.method_node(facts, "__init__")
-        if found is None or self.depth >= MAX_DEPTH:
+        if found is None or self.depth >= MAX_DEPTH or self.fa.work.get(self.root, 0) > CALL_BUDGET:
             return Val("object", ref=ObjRef(facts, cfa))
         init, ifa = found
         sub = Frame(ifa, init, facts, self.regime, report=False, ac=self.ac, depth=self.depth + 1, root=self.root)
         env = self.bind_args(init, args, kwargs, skip_self=True, opaque=False, defaults_frame=sub)
         me = (init.args.posonlyargs + init.args.args)[0].arg if (init.args.posonlyargs + init.args.args) else "self"
         env[me] = Val("self")
+        key = ("init", id(init), self.regime, self.ac, self.fa.env_key(env))
+        hit = ifa.memo.get(key)
+        if hit is not None:
+            return hit
+        ifa.memo[key] = Val("object", ref=ObjRef(facts, cfa))  # recursion guard
         sub.run(env)
         attrs: dict[str, Val] = {}
         for st in sub.ends:
@@ -198,7 +204,9 @@ class CallMixin:
                 if isinstance(k, str) and k.startswith(me + ".") and k.count(".") == 1:
                     name = k[len(me) + 1:]
                     attrs[name] = join(attrs[name], v) if name in attrs else v
-        return Val("object", ref=ObjRef(facts, cfa, tuple(sorted(attrs.items()))))
+        out = Val("object", ref=ObjRef(facts, cfa, tuple(sorted(attrs.items()))))
+        ifa.memo[key] = out
+        return out
 
     def partial(self, fv: Val, bound: list[Val], kwargs: dict[str, Val]) -> Val:
         if fv.kind == "func":
@@ -385,7 +393,7 @@ class CallMixin:
                         env[p] = replace(v, kind=fixed.kind, prov=(), hint=None)
         if same_file:
             self.fa.called.add((self.regime, id(fn)))
-        if self.depth >= MAX_DEPTH:
+        if self.depth >= MAX_DEPTH or self.fa.work.get(self.root, 0) > CALL_BUDGET:
             return UNKNOWN
         if recv_self is not None:
             params = fn.args.posonlyargs + fn.args.args
@@ -393,7 +401,7 @@ class CallMixin:
         if self_env:
             env.update(self_env)
         key = (id(fn), id(fa), self.regime, self.ac, recv_self, self.fa.env_key(env))
-        memo = self.fa.memo
+        memo = self.fa.memo if same_file else fa.memo
         if key in memo:
             alts, found = memo[key]
             if self.report and same_file:

@@ -24,6 +24,17 @@ from dtypelint.analysis.strictness import transitive_params
 MAX_REEXPORT_HOPS = 6
 
 
+def carries_data(v: Val) -> bool:
+    """A value whose dtype (or whose tensors' dtypes) a callee could pass on or compare."""
+    if v.is_tensor or v.kind in ("module", "object"):
+        return True
+    if v.kind == "tuple":
+        return any(carries_data(i) for i in v.items)
+    if v.kind == "seq":
+        return isinstance(v.ref, Val) and carries_data(v.ref)
+    return False
+
+
 class FileAnalysis:
     def __init__(self, tree: ast.Module, text: str, filename: str, module_name: str, settings, project=None,
                  is_package: bool = False):
@@ -285,10 +296,18 @@ class FileAnalysis:
 
     @staticmethod
     def env_key(env: dict[str, Val]) -> tuple:
-        """What a call's result depends on: dtypes, and the values that decide which code runs."""
+        """What a call's result depends on: dtypes, and the values that decide which code runs.
+
+        Strings and flags select code paths (``mode == "chunk"``), so they are part of the key when
+        the call carries tensors; a call without any (a config or builder helper called from many
+        model factories) is interpreted once per kind of arguments."""
         from dtypelint.analysis.paths import signature
 
+        data = any(carries_data(v) for v in env.values())
+
         def key(v: Val) -> tuple:
+            if not data:
+                return (v.kind,)
             sig = signature(v)
             if sig == ("other",):
                 return (v.kind, v.const if v.kind in ("str", "pybool") else None)

@@ -26,7 +26,7 @@ from dtypelint.analysis.interp.ops import OpsMixin
 from dtypelint.analysis.interp.sinks import SinkMixin
 from dtypelint.analysis.lattice import NONE, SCALAR, UNKNOWN, Val, join, tensor
 from dtypelint.analysis.names import canonical_torch
-from dtypelint.analysis.paths import Clause, State, clause, fact_of, merge_states, state_signature
+from dtypelint.analysis.paths import Clause, State, clause, fact_of, merge_states, signature_key, state_signature
 
 # parameters that name Python integers (sizes, counts): scalars, never tensors
 SCALAR_PARAM = re.compile(r"^(dims?|\w+_dim|num_\w+|n|n_\w+|sizes?|\w+_size|layer_idx|head_dim|steps?|seq_len|max_\w+)$")
@@ -373,7 +373,8 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
                 entry.append(st)
             body = self.block(s.body, entry, live)
             new = merge_states(cur + body, live, self.state_limit())
-            if sorted(map(lambda x: state_signature(x, live), new)) == sorted(map(lambda x: state_signature(x, live), cur)):
+            if {signature_key(state_signature(x, live)) for x in new} == \
+                    {signature_key(state_signature(x, live)) for x in cur}:
                 cur = new
                 break
             cur = new
