@@ -1,0 +1,292 @@
+"""Path-sensitive analysis: values that differ by path, alternatives, conditions in the diagnostics."""
+from analysis_helpers import lint_text
+
+HEADER = "import functools\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n"
+
+
+def found(src, **kw):
+    """(row relative to the snippet, code, regimes, condition) of each finding."""
+    return sorted((d.start.row - 5, d.code, d.regimes, d.condition) for d in lint_text(HEADER + src, **kw))
+
+
+ATTN = '''
+class Attn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+
+    def forward(self, x, cache=None):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        if cache is not None:
+            k = torch.cat([cache, k], dim=1)
+            v = torch.cat([cache, v], dim=1)
+        else:
+            k = k.float()
+        return F.scaled_dot_product_attention(q, k, v)
+'''
+
+
+def test_a_sink_that_breaks_on_one_path_names_the_path():
+    # the cache path gives unknown k/v (the cache is a parameter); the other path upcasts k only
+    assert found(ATTN) == [(14, "DTL102", ("half", "loaded"), "`cache is None`")]
+
+
+def test_correlated_branches_are_not_combined():
+    src = '''
+class Attn(nn.Module):
+    def __init__(self, d, upcast=False):
+        super().__init__()
+        self.upcast = upcast
+        self.qkv = nn.Linear(d, 3 * d)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        if self.upcast:
+            q, k = q.float(), k.float()
+        attn = (q @ k.transpose(-2, -1)).softmax(-1)
+        if self.upcast:
+            v = v.float()
+        return attn @ v
+'''
+    # both upcast together or neither does: no path mixes float32 attn with float16 v
+    assert found(src) == []
+
+
+def test_early_return_path_is_kept_apart():
+    src = '''
+def scale(scores, temperature=None):
+    if temperature is None:
+        return scores
+    return scores.float() / temperature
+
+
+class Head(nn.Module):
+    def __init__(self, d, temperature=None):
+        super().__init__()
+        self.temperature = temperature
+        self.q = nn.Linear(d, d)
+
+    def forward(self, x, v):
+        s = scale(self.q(x), self.temperature)
+        return s @ v
+'''
+    [(row, code, regimes, cond)] = found(src)
+    assert (row, code, regimes) == (16, "DTL101", ("half", "loaded"))
+    assert "temperature is not None" in cond
+
+
+def test_kernel_chosen_at_run_time_by_keyword():
+    src = '''
+def chunk_kernel(q, k, v):
+    assert q.dtype == k.dtype == v.dtype
+    return q
+
+
+def recurrent_kernel(q, k, v):
+    return q
+
+
+class Layer(nn.Module):
+    def __init__(self, d, mode="chunk"):
+        super().__init__()
+        self.mode = mode
+        self.proj = nn.Linear(d, 3 * d)
+        self.k_a = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        q, k, v = self.proj(x).chunk(3, dim=-1)
+        k = k.addcmul(k, self.k_a)
+        fn = chunk_kernel if self.mode == "chunk" else recurrent_kernel
+        return fn(q=q, k=k, v=v)
+'''
+    assert found(src) == [(22, "DTL102", ("autocast",), '`self.mode == "chunk"`')]
+
+
+def test_kernels_from_a_dict_and_through_partial():
+    src = '''
+def chunk_kernel(q, k, v, scale=1.0):
+    assert all(t.dtype == q.dtype for t in (k, v))
+    return q
+
+
+KERNELS = {"chunk": chunk_kernel}
+
+
+class Layer(nn.Module):
+    def __init__(self, d, mode="chunk"):
+        super().__init__()
+        self.attn = functools.partial(KERNELS[mode], scale=0.5)
+        self.proj = nn.Linear(d, 3 * d)
+        self.k_a = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        q, k, v = self.proj(x).chunk(3, dim=-1)
+        return self.attn(q, k * self.k_a, v)
+'''
+    assert found(src) == [(19, "DTL102", ("autocast",), "")]
+
+
+def test_each_item_of_a_tuple_keeps_its_dtype():
+    src = '''
+def flash_attn_func(q, k, v):
+    assert q.dtype == k.dtype == v.dtype
+    return q
+
+
+class Layer(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, 3 * d)
+
+    def forward(self, x):
+        q, k, v = self.proj(x).chunk(3, dim=-1)
+        q = q.float()
+        q, k, v = (t.view(2, 4, -1) for t in (q, k, v))
+        k, v = map(lambda t: t.transpose(1, 2), (k, v))
+        return flash_attn_func(q, k, v)
+'''
+    [(row, code, regimes, _)] = found(src)
+    assert (row, code) == (17, "DTL102") and set(regimes) == {"half", "loaded", "autocast"}
+
+
+def test_a_list_built_in_a_loop_and_concatenated():
+    src = '''
+class Pyramid(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.mix = nn.Linear(d, d)
+        self.scales = nn.ParameterList()
+        for _ in range(3):
+            self.scales.append(nn.Parameter(torch.ones(d), requires_grad=False))
+
+    def forward(self, x):
+        outs = []
+        for i in range(3):
+            outs.append(x * torch.ones(x.shape[-1]))
+        return self.mix(torch.cat(outs, dim=0))
+'''
+    assert found(src) == [(14, "DTL101", ("half", "loaded"), "")]
+
+
+def test_library_callables_keep_the_dtype():
+    src = '''
+from transformers.activations import ACT2FN
+from einops import rearrange
+
+
+class MLP(nn.Module):
+    def __init__(self, d, act="gelu"):
+        super().__init__()
+        self.fc1 = nn.Linear(d, d)
+        self.act = ACT2FN[act]
+        self.fc2 = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.act(self.fc1(x).float())
+        h = rearrange(h, "b n d -> b n d")
+        return self.fc2(h)
+'''
+    [d] = lint_text(HEADER + src)
+    assert (d.start.row - 5, d.code) == (16, "DTL101")
+    assert any("ACT2FN" in s.message and "keeps its input's dtype" in s.message for s in d.path)
+
+
+def test_an_object_built_in_forward_carries_its_constructor_dtypes():
+    src = '''
+class Cache:
+    def __init__(self, b, d):
+        self.keys = torch.zeros(b, 0, d)
+
+    def update(self, k):
+        self.keys = torch.cat([self.keys, k], dim=1)
+        return self.keys
+
+
+class Attn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+
+    def forward(self, x, use_cache=False):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        cache = Cache(x.shape[0], x.shape[-1]) if use_cache else None
+        if cache is not None:
+            k = cache.update(k)
+        return F.scaled_dot_product_attention(q, k, v)
+'''
+    [(row, code, regimes, cond)] = found(src)
+    assert (row, code, regimes) == (21, "DTL102", ("half", "loaded"))
+    assert "cache" in cond or "use_cache" in cond
+
+
+def test_an_einsum_without_contraction_is_a_broadcast_multiply():
+    src = '''
+class Gain(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.gain = nn.Parameter(torch.ones(d))
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x):
+        y = torch.einsum("bnd,d->bnd", x, self.gain.float())
+        return self.out(y.to(x.dtype))
+'''
+    assert found(src) == []
+
+
+def test_tensor_data_gives_the_factory_dtype_and_gather_follows_its_source():
+    src = '''
+class Pick(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        idx = torch.tensor([0], device=x.device)
+        first = torch.gather(x, 0, idx[:, None, None].expand(1, x.shape[1], x.shape[2]))
+        return self.proj(first)
+'''
+    assert found(src) == []
+
+
+def test_a_subclass_keep_list_replaces_its_base():
+    src = '''
+class Base(nn.Module):
+    _keep_in_fp32_modules = ["wo"]
+
+
+class FF(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.wi = nn.Linear(d, d)
+        self.wo = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.wo(self.wi(x))
+
+
+class Model(Base):
+    _keep_in_fp32_modules = None
+
+    def __init__(self, d):
+        super().__init__()
+        self.ff = FF(d)
+'''
+    assert found(src) == []
+    assert found(src.replace("    _keep_in_fp32_modules = None\n", "")) == [(13, "DTL101", ("loaded",), "")]
+
+
+def test_a_finding_is_reported_once_per_line():
+    src = '''
+class Attn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+
+    def forward(self, x, flag=False):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        if flag:
+            x = x + 1
+        return (q.float() @ k.float().transpose(-2, -1)).softmax(-1) @ v
+'''
+    assert found(src) == [(11, "DTL101", ("half", "loaded"), "")]
