@@ -66,7 +66,9 @@ def analyse(text: str, filename: str, module_name: str, settings, index=None, is
     from dtypelint.analysis.interp import FileAnalysis
     from dtypelint.analysis.project import Project
 
-    tree = tree if tree is not None else parse(text)
+    from dtypelint.analysis.project import parsed
+
+    tree = parsed(text, tree=tree) if tree is not None else parsed(text)
     if tree is None:
         return None
     project = Project(index, settings, Path(path) if path is not None else None, module_name)

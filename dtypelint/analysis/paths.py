@@ -33,7 +33,7 @@ class State:
     clauses: tuple[Clause, ...] = ()
     facts: dict[str, bool] = field(default_factory=dict)
 
-    def copy(self) -> "State":
+    def copy(self) -> "State":  # noqa: D401
         return State(dict(self.env), self.clauses, dict(self.facts))
 
     def assume(self, clause: Clause) -> "State":
@@ -130,7 +130,8 @@ def signature(v: Val) -> tuple:
     if k == "unknown":
         return ("unknown", v.const == "cast")
     if k == "tuple":
-        return ("tuple", tuple(signature(i) for i in v.items))
+        # which dtypes it holds, not how many items (accumulators like `all_hidden_states + (h,)`)
+        return ("tuple", frozenset(signature(i) for i in v.items))
     if k == "seq":
         return ("seq", signature(v.ref) if isinstance(v.ref, Val) else ())
     if k == "dict":
@@ -163,10 +164,9 @@ def signature_key(sig: dict) -> frozenset:
 def merge_two(a: State, b: State) -> State:
     env = dict(a.env)
     for k, v in b.env.items():
-        env[k] = join(env[k], v) if k in env else v
-    for k in a.env:
-        if k not in b.env:
-            env[k] = a.env[k]
+        old = env.get(k)
+        if old is not v:
+            env[k] = join(old, v) if old is not None else v
     shared = tuple(c for c in a.clauses if c in b.clauses)
     facts = {k: v for k, v in a.facts.items() if b.facts.get(k) == v}
     return State(env, shared, facts)
@@ -190,29 +190,60 @@ def _compatible(da: dict, db: dict) -> bool:
     return True
 
 
-def merge_states(states: list[State], live: set[str] | None = None, limit: int = MAX_STATES) -> list[State]:
+def _same_paths(a: State, b: State, live: set[str] | None, decisions: frozenset = frozenset()) -> bool:
+    """States that may share one: every live value agrees in signature (values a branch did not touch
+    are the same objects, so most comparisons are by identity).  A flag's value matters only for the
+    names the function tests (``decisions``)."""
+    ea, eb = a.env, b.env
+    for k in ea.keys() | eb.keys():
+        if live is not None and k not in live and "." not in k:
+            continue
+        x, y = ea.get(k), eb.get(k)
+        if x is y:
+            continue
+        sx = signature(x) if x is not None else None
+        sy = signature(y) if y is not None else None
+        if sx == sy:
+            continue
+        if k not in decisions and sx is not None and sy is not None and sx[0] == sy[0] == "pybool":
+            continue
+        if (sx in _LOOSE and (sy in _LOOSE or sy[0] in _CONTAINERS)) or (sy in _LOOSE and sx[0] in _CONTAINERS):
+            continue
+        return False
+    return True
+
+
+def decision_names(fn: ast.AST) -> frozenset:
+    """Names a function tests (``if``, ``while``, ``a if c else b``, ``assert``): their values decide
+    which code runs, so paths that differ in them stay apart."""
+    from dtypelint.analysis.fninfo import info
+
+    return info(fn).decisions
+
+
+def merge_states(states: list[State], live: set[str] | None = None, limit: int = MAX_STATES,
+                 decisions: frozenset = frozenset()) -> list[State]:
     """Merge states that agree on the dtypes of the live variables; then enforce the bound."""
     if len(states) <= 1:
         return states
-    groups: list[tuple[dict, State]] = []
+    groups: list[State] = []
     for s in states:
-        sig = state_signature(s, live)
-        for i, (gsig, g) in enumerate(groups):
-            if gsig == sig or _compatible(gsig, sig):
-                groups[i] = (gsig if len(gsig) >= len(sig) else sig, merge_two(g, s))
+        for i, g in enumerate(groups):
+            if _same_paths(g, s, live, decisions):
+                groups[i] = merge_two(g, s)
                 break
         else:
-            groups.append((sig, s))
+            groups.append(s)
     if len(groups) > limit:
         # the path-insensitive fallback: join states in signature order (neighbours differ least)
-        ranked = sorted(groups, key=lambda p: repr(sorted(p[0].items(), key=lambda kv: kv[0])))
+        ranked = sorted(groups, key=lambda st: repr(sorted(state_signature(st, live).items(), key=lambda kv: kv[0])))
         per = -(-len(ranked) // limit)
         out = []
         for i in range(0, len(ranked), per):
-            chunk = [st for _, st in ranked[i:i + per]]
+            chunk = ranked[i:i + per]
             acc = chunk[0]
             for st in chunk[1:]:
                 acc = merge_two(acc, st)
             out.append(acc)
         return out
-    return [g for _, g in groups]
+    return groups

@@ -19,7 +19,7 @@ from pathlib import Path
 
 MAX_FOREIGN_FILES = 48  # modules read from disk for one analysed file
 MAX_FILE_BYTES = 3_000_000
-_CACHE_SIZE = 160
+_CACHE_SIZE = 256
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,27 @@ def module_entry(text: str, module_name: str, filename: str) -> ModuleEntry:
 
 # parsed foreign modules, shared by every file analysed in this process
 _FOREIGN: "OrderedDict[tuple, object]" = OrderedDict()
+# syntax trees by source hash: a module analysed in this process is not parsed again when another file
+# imports it (bounded: a tree takes tens of times its text in memory)
+_TREES: "OrderedDict[str, ast.Module | None]" = OrderedDict()
+_TREE_CACHE = 256
+
+
+def parsed(text: str, key: str | None = None, tree: ast.Module | None = None) -> ast.Module | None:
+    """The syntax tree of a module's source, parsed once per process (``tree`` registers one)."""
+    key = key or source_key(text)
+    if tree is None and key in _TREES:
+        _TREES.move_to_end(key)
+        return _TREES[key]
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+    _TREES[key] = tree
+    while len(_TREES) > _TREE_CACHE:
+        _TREES.popitem(last=False)
+    return tree
 
 
 class Project:
@@ -98,10 +119,7 @@ class Project:
         if fa is not None:
             _FOREIGN.move_to_end(key)
             return fa
-        try:
-            tree = ast.parse(e.source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            tree = None
+        tree = parsed(e.source, e.source_key)
         fa = build(e, tree) if tree is not None else None
         _FOREIGN[key] = fa
         while len(_FOREIGN) > _CACHE_SIZE:

@@ -105,21 +105,27 @@ def strict_params_of(fn) -> tuple[str, ...]:
     """Parameters whose dtypes the function itself asserts equal (it is a dtype-strict sink)."""
     if isinstance(fn, ast.Lambda):
         return ()
+    hit = getattr(fn, "_dtl_strict", None)
+    if hit is None:
+        hit = fn._dtl_strict = _strict_params_of(fn)
+    return hit
+
+
+def _strict_params_of(fn) -> tuple[str, ...]:
+    from dtypelint.analysis.fninfo import info
+
     params = set(_params(fn))
     found: list[str] = []
-    for node in ast.walk(fn):
-        tests: list[ast.AST] = []
+    for node in info(fn).checks:
         if isinstance(node, ast.Assert):
-            tests = [node.test]
-        elif isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Raise):
-            tests = [ast.UnaryOp(op=ast.Not(), operand=node.test)]
-        elif isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute) \
-                and node.func.attr == "_assert":
-            tests = [node.args[0]]
-        for t in tests:
-            # `if q.dtype != k.dtype: raise` arrives as `not (q.dtype != k.dtype)`: any comparison of two
-            # parameters' dtypes in a failure condition is an equality requirement
-            found.extend(_equal_dtype_names(t, params, fn))
+            test = node.test
+        elif isinstance(node, ast.If):
+            test = ast.UnaryOp(op=ast.Not(), operand=node.test)
+        else:
+            test = node.args[0]
+        # `if q.dtype != k.dtype: raise` arrives as `not (q.dtype != k.dtype)`: any comparison of two
+        # parameters' dtypes in a failure condition is an equality requirement
+        found.extend(_equal_dtype_names(test, params, fn))
     return tuple(dict.fromkeys(found))
 
 
@@ -185,11 +191,11 @@ def transitive_params(fn, resolve: Callable[[ast.AST], tuple | None], strict_of:
 
     ``resolve(call.func)`` gives ``(callee node, its FileAnalysis)`` or None; ``strict_of(callee, fa)`` the
     callee's own (transitive) strict parameters."""
+    from dtypelint.analysis.fninfo import info
+
     found = list(strict_params_of(fn))
     params = set(_params(fn))
-    for node in ast.walk(fn):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in info(fn).calls:
         target = resolve(node.func)
         if target is None:
             continue

@@ -64,7 +64,8 @@ def select(events, rules: dict[str, object], enabled, called: set, executions: d
         if key in seen:
             continue
         seen.add(key)
-        runs = (executions or {}).get((e.regime, e.root, e.stmt), [])
+        runs = [outer + tuple(c.text for c in clauses) + tuple(c.text for c in extra)
+                for outer, clauses, extra in (executions or {}).get((e.regime, e.root, e.stmt), [])]
         out.append(Judged(f, breaking_condition(f, evaluated.get((f.code, e.regime, id(e.node), e.root), []), runs)))
     return out
 

@@ -14,6 +14,7 @@ import ast
 import itertools
 from dataclasses import replace
 
+from dtypelint.analysis.interp.file import carries_data, makes_tensors
 from dtypelint.analysis.interp.values import CAST_UNKNOWN, SHAPE, FuncRef, is_cast_unknown
 from dtypelint.analysis.lattice import NONE, SCALAR, UNKNOWN, Val, dtype_name, join, promote
 from dtypelint.analysis.paths import Clause, signature
@@ -185,7 +186,8 @@ class CallMixin:
         if any(b.rsplit(".", 1)[-1] in ("Module", "PreTrainedModel") for anc in self.fa.ancestors(facts) for b in anc.bases):
             return UNKNOWN
         found = self.fa.method_node(facts, "__init__")
-        if found is None or self.depth >= MAX_DEPTH or self.fa.work.get(self.root, 0) > CALL_BUDGET:
+        if found is None or self.depth >= MAX_DEPTH or self.fa.work.get(self.root, 0) > CALL_BUDGET or (
+                not makes_tensors(found[0]) and not any(carries_data(v) for v in list(args) + list(kwargs.values()))):
             return Val("object", ref=ObjRef(facts, cfa))
         init, ifa = found
         sub = Frame(ifa, init, facts, self.regime, report=False, ac=self.ac, depth=self.depth + 1, root=self.root)
@@ -393,30 +395,23 @@ class CallMixin:
                         env[p] = replace(v, kind=fixed.kind, prov=(), hint=None)
         if same_file:
             self.fa.called.add((self.regime, id(fn)))
-        if self.depth >= MAX_DEPTH or self.fa.work.get(self.root, 0) > CALL_BUDGET:
+        if self.depth >= MAX_DEPTH or self.fa.work.get(self.root, 0) > CALL_BUDGET or id(fn) in self.fa.active:
             return UNKNOWN
+        if recv_self is None and not self_env and not makes_tensors(fn) and not any(
+                carries_data(v) for v in list(args) + list(kwargs.values())):
+            return UNKNOWN  # a builder or config helper: no tensor in, none made inside
         if recv_self is not None:
             params = fn.args.posonlyargs + fn.args.args
             env[params[0].arg if params else "self"] = Val("self")
         if self_env:
             env.update(self_env)
-        key = (id(fn), id(fa), self.regime, self.ac, recv_self, self.fa.env_key(env))
-        memo = self.fa.memo if same_file else fa.memo
-        if key in memo:
-            alts, found = memo[key]
-            if self.report and same_file:
-                for e in found:
-                    self.fa.record(replace(e, root=self.root))
-        else:
-            memo[key] = ([(UNKNOWN, None)], [])  # recursion guard
-            collected: list = []
-            self.fa.collectors.append(collected)
-            try:
-                returns = sub.run(env)
-            finally:
-                self.fa.collectors.pop()
-            alts = self.return_alternatives(returns, fn)
-            memo[key] = (alts, collected)
+        # the receiver's spelling only labels messages: calls of one class's method through different
+        # attributes share a result; its fp32 status and its place in the model (keep lists) do not
+        recv_key = None
+        if recv_self is not None:
+            keeps = cls is not None and bool(fa.keep_index.lists_for(cls))
+            recv_key = (recv_self[1], recv_self[2] if keeps else "", recv_self[3] if len(recv_self) > 3 else "")
+        alts = self.interpret(sub, env, recv_key)
         inputs_low = any(v.is_float and v.kind in ("low", "olp") for v in env.values())
         out = []
         for r, cl in alts:
@@ -425,6 +420,35 @@ class CallMixin:
             r = self.keep_cast_marker(r, list(args) + list(kwargs.values()))
             out.append((self.output_hint(r, fn, cls, n, args) if direct else r, cl))
         return self.choose(out)
+
+    def interpret(self, sub, env: dict[str, Val], recv_key) -> list[tuple[Val, Clause | None]]:
+        """Run ``sub`` (a frame of the callee) from ``env``, or reuse the result of an earlier run with the
+        same dtypes: its returned alternatives, and its sink events recorded again for this entry."""
+        fn, fa = sub.fn, sub.fa
+        same_file = fa is self.fa
+        key = (id(fn), id(fa), self.regime, self.ac, recv_key, self.fa.env_key(env))
+        memo = self.fa.memo if same_file else fa.memo
+        if key in memo:
+            alts, found = memo[key]
+            if self.report and same_file:
+                done = self.fa._replayed
+                for e in found:
+                    if (id(e), self.root) not in done:
+                        done.add((id(e), self.root))
+                        self.fa.record(e if e.root == self.root else replace(e, root=self.root))
+            return alts
+        memo[key] = ([(UNKNOWN, None)], [])  # recursion guard
+        collected: list = []
+        self.fa.collectors.append(collected)
+        self.fa.active.add(id(fn))
+        try:
+            returns = sub.run(env)
+        finally:
+            self.fa.collectors.pop()
+            self.fa.active.discard(id(fn))
+        alts = self.return_alternatives(returns, fn)
+        memo[key] = (alts, collected)
+        return alts
 
     def call_lambda(self, fn: ast.Lambda, ref: FuncRef | None, args, kwargs, fa) -> Val:
         from dtypelint.analysis.interp.frame import Frame
@@ -435,11 +459,8 @@ class CallMixin:
         env = dict(self.cur_env)
         env.update(self.bind_args(fn, args, kwargs, skip_self=False, opaque=False, defaults_frame=sub))
         sub.state.env = env
-        sub._replay = self._replay
-        try:
-            return sub.eval(fn.body, env)
-        finally:
-            sub._replay = None
+        sub._chooser = self
+        return sub.eval(fn.body, env)
 
     def return_alternatives(self, returns, fn) -> list[tuple[Val, Clause | None]]:
         """The callee's returned values, one per distinct dtype signature, with the path clause."""

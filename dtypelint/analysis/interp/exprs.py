@@ -18,6 +18,15 @@ from dtypelint.analysis.names import canonical_torch
 from dtypelint.analysis.paths import clause, signature
 
 MAX_ITEMS = 12  # comprehensions over longer tuples are not unrolled
+_DISPATCH: dict[type, object] = {}  # ast node type -> the evaluating method
+
+
+def _generic(self, node: ast.AST, env) -> Val:
+    """An expression the analysis has no rule for: its parts are still evaluated (they may hold sinks)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.expr):
+            self.eval(child, env)
+    return UNKNOWN
 
 
 class ExprMixin:
@@ -25,13 +34,10 @@ class ExprMixin:
     def eval(self, node: ast.AST | None, env: dict[str, Val]) -> Val:
         if node is None:
             return NONE
-        m = getattr(self, "e_" + type(node).__name__, None)
+        m = _DISPATCH.get(type(node))
         if m is None:
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.expr):
-                    self.eval(child, env)
-            return UNKNOWN
-        return m(node, env)
+            m = _DISPATCH[type(node)] = getattr(type(self), "e_" + type(node).__name__, _generic)
+        return m(self, node, env)
 
     def qualify(self, node: ast.AST, env: dict[str, Val]) -> str | None:
         head = node
@@ -338,13 +344,13 @@ class ExprMixin:
 
     def activation_params(self) -> set[str]:
         """Parameters of this function taken as activations (low-precision tensors) by default."""
-        cached = getattr(self, "_act_params", None)
+        cached = self.fa.act_params.get(id(self.fn))
         if cached is None:
             args = self.fn.args
             positional = list(args.posonlyargs) + list(args.args)
             defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
             cached = {a.arg for a, d in zip(positional, defaults) if self._default_param(a, d).kind == "low"}
-            self._act_params = cached
+            self.fa.act_params[id(self.fn)] = cached
         return cached
 
     def promotion_step(self, res: Val, inputs: list[Val], n: ast.AST, what: str, nodes: list | None = None) -> Val:

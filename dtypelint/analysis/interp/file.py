@@ -15,6 +15,7 @@ from typing import Any
 
 from dtypelint.analysis.api import SinkDef, load_api
 from dtypelint.analysis.events import SinkEvent
+from dtypelint.analysis.fninfo import info
 from dtypelint.analysis.keep_lists import KeepIndex
 from dtypelint.analysis.lattice import Step, Val
 from dtypelint.analysis.module_facts import ClassFacts, class_facts
@@ -22,6 +23,27 @@ from dtypelint.analysis.names import Names, canonical_torch
 from dtypelint.analysis.strictness import transitive_params
 
 MAX_REEXPORT_HOPS = 6
+
+
+def _cheap(node: ast.AST, depth: int = 0) -> bool:
+    """Names, attributes, constants, lambdas, ``partial(...)`` and small containers of those."""
+    if depth > 2:
+        return False
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Constant, ast.Lambda)):
+        return True
+    if isinstance(node, ast.Dict):
+        return len(node.values) <= 64 and all(_cheap(v, depth + 1) for v in node.values)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return len(node.elts) <= 64 and all(_cheap(v, depth + 1) for v in node.elts)
+    if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+        f = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+        return f == "partial" and all(_cheap(a, depth + 1) for a in node.args)
+    return False
+
+
+def makes_tensors(fn) -> bool:
+    """Whether a function body calls anything that creates or casts a tensor."""
+    return info(fn).makes_tensors
 
 
 def carries_data(v: Val) -> bool:
@@ -61,11 +83,18 @@ class FileAnalysis:
         self.collectors: list[list[SinkEvent]] = []  # events made inside active calls (for the memo)
         self.memo: dict[Any, Any] = {}
         self._strict: dict[int, tuple[str, ...]] = {}
-        self._assign_cache: dict[int, dict[str, list[ast.AST]]] = {}
         self._reads: dict[int, frozenset[str]] = {}
+        self._later: dict[int, tuple[list, list]] = {}
+        self._replayed: set[tuple[int, int]] = set()  # (event, root) pairs already recorded from the memo
         self._global_busy: set[str] = set()
+        self._globals_done: dict[tuple, Val | None] = {}
+        self._class_cache: dict[str, tuple] = {}
+        self._function_cache: dict[str, tuple | None] = {}
+        self.init_values: dict[tuple, Val] = {}
+        self.act_params: dict[int, set[str]] = {}  # per function: parameters taken as activations
         self.executions: dict[tuple, list] = {}  # (regime, root, statement) -> path conditions it ran under
-        self.work: dict[int, int] = {}  # statements evaluated per entry function (bounds path splitting)
+        self.work: dict[int, int] = {}
+        self.active: set[int] = set()  # functions being interpreted now (recursion is not followed)  # statements evaluated per entry function (bounds path splitting)
 
     def _collect(self, body: list[ast.stmt], top: bool) -> None:
         for node in body:
@@ -126,6 +155,12 @@ class FileAnalysis:
         return None
 
     def class_by_qname(self, qname: str) -> tuple[ast.ClassDef | None, ClassFacts | None, "FileAnalysis | None"]:
+        hit = self._class_cache.get(qname)
+        if hit is None:
+            hit = self._class_cache[qname] = self._class_by_qname(qname)
+        return hit
+
+    def _class_by_qname(self, qname: str):
         short = qname.rsplit(".", 1)[-1]
         local = self.classes.get(short)
         if local is not None and (qname == local[1].qname or qname == short):
@@ -139,6 +174,12 @@ class FileAnalysis:
         return None, None, None
 
     def function_by_qname(self, qname: str) -> tuple[ast.FunctionDef, "FileAnalysis"] | None:
+        if qname in self._function_cache:
+            return self._function_cache[qname]
+        out = self._function_cache[qname] = self._function_by_qname(qname)
+        return out
+
+    def _function_by_qname(self, qname: str):
         if qname.startswith("torch."):
             return None
         if self.module_name and qname.startswith(self.module_name + "."):
@@ -174,16 +215,24 @@ class FileAnalysis:
         return None
 
     def global_value(self, name: str, frame) -> Val | None:
-        """A module-level value (a dict of kernels, ``ACT = nn.GELU``) evaluated where it is used."""
+        """A module-level value (a dict of kernels, ``ACT = nn.GELU``), evaluated once per regime.
+
+        Only cheap, callable-like definitions are evaluated (names, attributes, lambdas, partials and
+        small containers of those): a module-level table of configurations is not worth interpreting."""
         node = self.globals.get(name)
-        if node is None or name in self._global_busy or name in self.names.aliases:
+        if node is None or name in self._global_busy or name in self.names.aliases or not _cheap(node):
             return None
+        key = (name, frame.regime, frame.ac)
+        if key in self._globals_done:
+            return self._globals_done[key]
         self._global_busy.add(name)
         try:
             v = frame.eval(node, {})
         finally:
             self._global_busy.discard(name)
-        return v if v.kind in ("dict", "func", "qname", "tuple", "module", "scalar", "str", "dtype") else None
+        out = v if v.kind in ("dict", "func", "qname", "tuple", "module", "scalar", "str", "dtype") else None
+        self._globals_done[key] = out
+        return out
 
     # -- keep lists -------------------------------------------------------------------------
     def kept_reason(self, facts: ClassFacts | None, name: str, is_module: bool) -> str:
@@ -266,33 +315,44 @@ class FileAnalysis:
         last = self.lines[r1].encode()[:c1].decode(errors="replace")
         return "\n".join([first] + self.lines[r0 + 1:r1] + [last])
 
-    def assignments(self, fn: ast.AST) -> dict[str, list[ast.AST]]:
+    @staticmethod
+    def assignments(fn: ast.AST) -> dict[str, list[ast.AST]]:
         """Local name -> the expressions assigned to it anywhere in ``fn`` (for data dependence)."""
-        key = id(fn)
-        if key not in self._assign_cache:
-            out: dict[str, list[ast.AST]] = {}
-            for node in ast.walk(fn):
-                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    for t in targets:
-                        for nm in ast.walk(t):
-                            if isinstance(nm, ast.Name):
-                                out.setdefault(nm.id, []).append(node.value)
-            self._assign_cache[key] = out
-        return self._assign_cache[key]
+        return info(fn).assignments
 
     def reads(self, stmt: ast.AST) -> frozenset[str]:
-        """Names (and ``self.x`` keys) a statement reads, for deciding which values are still live."""
+        """Names a statement reads, for deciding which values are still live (each statement once)."""
         key = id(stmt)
         r = self._reads.get(key)
         if r is None:
-            out = set()
-            for node in ast.walk(stmt):
-                if isinstance(node, ast.Name):
-                    out.add(node.id)
+            out: set[str] = set()
+            todo = [stmt]
+            while todo:
+                node = todo.pop()
+                for child in ast.iter_child_nodes(node):
+                    if isinstance(child, ast.stmt) and child is not stmt:
+                        out |= self.reads(child)
+                    elif isinstance(child, ast.Name):
+                        out.add(child.id)
+                    else:
+                        todo.append(child)
             r = frozenset(out)
             self._reads[key] = r
         return r
+
+    def read_later(self, body: list) -> list[frozenset[str]]:
+        """For each statement of a block, the names the rest of the block reads (cached per block)."""
+        key = id(body)
+        hit = self._later.get(key)
+        if hit is not None and hit[0] is body:
+            return hit[1]
+        out: list[frozenset[str]] = [frozenset()] * len(body)
+        acc: frozenset[str] = frozenset()
+        for i in range(len(body) - 1, -1, -1):
+            out[i] = acc
+            acc = acc | self.reads(body[i])
+        self._later[key] = (body, out)
+        return out
 
     @staticmethod
     def env_key(env: dict[str, Val]) -> tuple:
@@ -322,11 +382,15 @@ class FileAnalysis:
 
         for regime in regimes:
             for fn in self.functions.values():
-                Frame(self, fn, None, regime, report=True).run_default()
+                frame = Frame(self, fn, None, regime, report=True)
+                if frame.worth_running():
+                    frame.run_default()
             for cnode, facts in self.classes.values():
                 for item in cnode.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name != "__init__":
-                        Frame(self, item, facts, regime, report=True).run_default()
+                        frame = Frame(self, item, facts, regime, report=True)
+                        if frame.worth_running():
+                            frame.run_default()
         return self.events
 
     def record(self, e: SinkEvent) -> None:

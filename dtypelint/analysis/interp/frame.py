@@ -26,7 +26,9 @@ from dtypelint.analysis.interp.ops import OpsMixin
 from dtypelint.analysis.interp.sinks import SinkMixin
 from dtypelint.analysis.lattice import NONE, SCALAR, UNKNOWN, Val, join, tensor
 from dtypelint.analysis.names import canonical_torch
-from dtypelint.analysis.paths import Clause, State, clause, fact_of, merge_states, signature_key, state_signature
+from dtypelint.analysis.paths import (
+    Clause, State, clause, decision_names, fact_of, merge_states, signature_key, state_signature,
+)
 
 # parameters that name Python integers (sizes, counts): scalars, never tensors
 SCALAR_PARAM = re.compile(r"^(dims?|\w+_dim|num_\w+|n|n_\w+|sizes?|\w+_size|layer_idx|head_dim|steps?|seq_len|max_\w+)$")
@@ -44,7 +46,7 @@ MAX_REPLAYS = 16  # combinations of value alternatives tried for one statement
 STATES_AT_DEPTH = (16, 6, 3, 2, 1, 1, 1)
 WORK_BUDGET = 40_000  # statement evaluations per entry function before paths are no longer kept apart
 MAX_ALTERNATIVES = 6  # alternatives of one value (more are joined)
-LOOP_ROUNDS = 4
+LOOP_ROUNDS = 2  # a second pass sees the values the first pass carried around the loop
 
 
 @dataclass
@@ -82,6 +84,9 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
         self.state: State = State({})
         self.cur_env: dict[str, Val] = {}  # the environment of the call being evaluated (for fix hints)
         self._replay: Replay | None = None
+        self._in_simple = False  # evaluating a simple statement: alternatives replay it
+        self._chooser = None  # the frame whose statement this frame's expression belongs to
+        self._pristine: State | None = None  # the state before the first alternative of this statement
         self.cur_stmt: ast.AST | None = None
 
     # -- entry points -------------------------------------------------------------------
@@ -107,8 +112,28 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
             env[args.vararg.arg] = UNKNOWN
         if args.kwarg:
             env[args.kwarg.arg] = UNKNOWN
-        self.run(env)
-        return self.result()
+        # a function also called in this file with the same dtypes is interpreted once for both
+        alts = self.interpret(self, env, ("", "", "") if is_method else None)
+        out = None
+        for v, _ in alts:
+            out = v if out is None else join(out, v)
+        return out if out is not None else NONE
+
+    def worth_running(self) -> bool:
+        """Whether interpreting this function on its own can reach a sink with a known dtype: it takes
+        an activation, makes or casts a tensor, uses its module's attributes or multiplies matrices.
+        A model-factory or config function (`def vit_small(pretrained=False, **kwargs)`) does none."""
+        from dtypelint.analysis.fninfo import info
+
+        facts = info(self.fn)
+        if facts.makes_tensors or facts.has_matmul or (self.cls is not None and facts.first_param_attrs):
+            return True
+        args = self.fn.args
+        positional = list(args.posonlyargs) + list(args.args)
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        pairs = list(zip(positional, defaults))[1 if self.cls is not None else 0:] + list(
+            zip(args.kwonlyargs, args.kw_defaults))
+        return any(self._default_param(a, d).is_tensor for a, d in pairs)
 
     def default_param(self, a: ast.arg, default: ast.AST | None) -> Val:
         """Tensor parameters are activations in the compute dtype (unless typed/named otherwise).
@@ -167,6 +192,8 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
             return UNKNOWN
         if len(alts) == 1:
             return alts[0][0]
+        if self._chooser is not None:
+            return self._chooser.choose(alts)  # a lambda or initialiser evaluated for its caller's statement
         if len(alts) > MAX_ALTERNATIVES:
             tail = alts[MAX_ALTERNATIVES - 1:]
             joined = tail[0][0]
@@ -174,6 +201,11 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
                 joined = join(joined, v)
             alts = alts[:MAX_ALTERNATIVES - 1] + [(joined, None)]
         r = self._replay
+        if r is None and self._in_simple:
+            # the first value with alternatives in this statement: keep the state as it was before it
+            st = self.state
+            self._pristine = State(dict(st.env), st.clauses, dict(st.facts))
+            r = self._replay = Replay([])
         if r is None:
             out = alts[0][0]
             for v, _ in alts[1:]:
@@ -218,14 +250,11 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
     # -- statements ---------------------------------------------------------------------
     def block(self, body: list[ast.stmt], states: list[State], live_after: set[str]) -> list[State]:
         """Run statements over states; states whose path returned or raised are dropped."""
-        reads = [self.fa.reads(s) for s in body]
+        later = self.fa.read_later(body)
         for i, s in enumerate(body):
             if not states:
                 return states
-            live = set(live_after)
-            for r in reads[i + 1:]:
-                live |= r
-            states = self.stmt_states(s, states, live)
+            states = self.stmt_states(s, states, later[i] | live_after if live_after else later[i])
         return states
 
     def stmt_states(self, s: ast.stmt, states: list[State], live: set[str]) -> list[State]:
@@ -239,35 +268,40 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
             out = self.block(s.body + s.orelse, [st.copy() for st in states], live)
             for h in s.handlers:
                 out = out + self.block(h.body, [st.copy() for st in states], live)
-            out = merge_states(out, live, self.state_limit())
+            out = merge_states(out, live, self.state_limit(), decision_names(self.fn))
             if s.finalbody and out:
                 out = self.block(s.finalbody, out, live)
             return out
         out: list[State] = []
         for st in states:
             out.extend(self.run_simple(s, st))
-        return merge_states(out, live, self.state_limit()) if len(out) > 1 else out
+        # paths only multiply where a value had alternatives: merge then, not after every statement
+        return merge_states(out, live, self.state_limit(), decision_names(self.fn)) if len(out) > len(states) else out
 
     def run_simple(self, s: ast.stmt, state: State) -> list[State]:
-        """A simple statement in one state, replayed once per combination of value alternatives."""
-        out: list[State] = []
-        pending: list[list[int]] = [[]]
-        runs = 0
+        """A simple statement in one state, replayed once per combination of value alternatives.
+
+        The first evaluation runs on the state itself; only when a value turns out to have
+        alternatives (``choose``) is a pristine copy kept to replay the other combinations."""
         work = self.fa.work
         work[self.root] = work.get(self.root, 0) + 1
+        alive, replay = self._evaluate(s, state, None)
+        if replay is None:
+            return [state] if alive else []
+        pristine = self._pristine
+        out: list[State] = []
+        if alive:
+            st = state
+            for c in replay.clauses:
+                st = st.assume(c)
+            out.append(st)
+        pending = [replay.vector[:pos] + [alt] for pos in range(len(replay.arity))
+                   for alt in range(1, replay.arity[pos])]
+        runs = 1
         while pending and runs < MAX_REPLAYS:
             vector = pending.pop()
-            replay = Replay(list(vector))
-            saved_replay, saved_state = self._replay, self.state
-            st = state.copy()
-            self.state, self._replay = st, replay
-            saved_stmt, self.cur_stmt = self.cur_stmt, s
-            try:
-                alive = self.simple_stmt(s, st.env)
-                if self.report:
-                    self.fa.executions.setdefault((self.regime, self.root, id(s)), []).append(self.current_cond())
-            finally:
-                self._replay, self.state, self.cur_stmt = saved_replay, saved_state, saved_stmt
+            st = pristine.copy()
+            alive, replay = self._evaluate(s, st, Replay(list(vector)))
             runs += 1
             if alive:
                 for c in replay.clauses:
@@ -277,6 +311,23 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
                 for alt in range(1, replay.arity[pos]):
                     pending.append(replay.vector[:pos] + [alt])
         return out
+
+    def _evaluate(self, s: ast.stmt, st: State, replay: Replay | None) -> tuple[bool, Replay | None]:
+        """Evaluate ``s`` in ``st`` (with ``replay``'s choices); sets ``self._pristine`` when a first
+        evaluation met alternatives."""
+        saved = (self._replay, self.state, self.cur_stmt, self._in_simple)
+        self._replay, self.state, self.cur_stmt, self._in_simple = replay, st, s, True
+        if replay is None:
+            self._pristine = None
+        try:
+            alive = self.simple_stmt(s, st.env)
+            replay = self._replay
+            if self.report:
+                self.fa.executions.setdefault((self.regime, self.root, id(s)), []).append(
+                    (self.outer_cond, st.clauses, tuple(replay.clauses) if replay is not None else ()))
+        finally:
+            self._replay, self.state, self.cur_stmt, self._in_simple = saved
+        return alive, replay
 
     def simple_stmt(self, s: ast.stmt, env: dict[str, Val]) -> bool:
         """Run one simple statement in the current state; False when its path ends here."""
@@ -340,7 +391,7 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
             no.env = self.refine(s.test, no.env, False)
             out.extend(self.block(s.body, [yes], live))
             out.extend(self.block(s.orelse, [no], live))
-        return merge_states(out, live, self.state_limit())
+        return merge_states(out, live, self.state_limit(), decision_names(self.fn))
 
     def decide(self, test: ast.AST, st: State) -> bool | None:
         key, negated = fact_of(test)
@@ -355,6 +406,8 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
 
     def loop(self, s: ast.stmt, states: list[State], live: set[str]) -> list[State]:
         live = live | self.fa.reads(s)
+        # a second pass matters only if the body changed a value the loop reads and that existed before it
+        carried = {k for st in states for k in st.env if k in live or "." in k}
         cur = states
         for _ in range(LOOP_ROUNDS):
             entry: list[State] = []
@@ -372,9 +425,9 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
                     self.state = saved
                 entry.append(st)
             body = self.block(s.body, entry, live)
-            new = merge_states(cur + body, live, self.state_limit())
-            if {signature_key(state_signature(x, live)) for x in new} == \
-                    {signature_key(state_signature(x, live)) for x in cur}:
+            new = merge_states(cur + body, live, self.state_limit(), decision_names(self.fn))
+            if {signature_key(state_signature(x, carried)) for x in new} == \
+                    {signature_key(state_signature(x, carried)) for x in cur}:
                 cur = new
                 break
             cur = new

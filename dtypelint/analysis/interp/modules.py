@@ -18,6 +18,18 @@ from dtypelint.analysis.lattice import NONE, SCALAR, UNKNOWN, Step, Val, dtype_n
 from dtypelint.analysis.paths import Clause, clause
 
 
+class _Recorder:
+    """Passes choices on to the frame that asked, noting that the value had alternatives."""
+
+    def __init__(self, frame):
+        self.frame = frame
+        self.chose = False
+
+    def choose(self, alts):
+        self.chose = True
+        return self.frame.choose(alts)
+
+
 class ModuleMixin:
     # -- self attributes ------------------------------------------------------------------
     def self_attr(self, a: str, n: ast.AST) -> Val:
@@ -82,16 +94,21 @@ class ModuleMixin:
         evaluated in the class's file with the constructor's arguments unknown.  Only callables are kept."""
         from dtypelint.analysis.interp.frame import Frame
 
+        key = (id(fact.expr), self.regime, self.ac)
+        hit = self.fa.init_values.get(key)
+        if hit is not None:
+            return hit
         _, facts, cfa = self.fa.class_by_qname(self.cls.qname)
         if cfa is None:
             return UNKNOWN
         frame = Frame(cfa, self.fn, self.cls, self.regime, report=False, depth=self.depth + 1, root=self.root)
-        frame._replay = self._replay  # alternatives (a kernel picked from a dict) become this path's choices
-        try:
-            v = frame.eval(fact.expr, {})
-        finally:
-            frame._replay = None
-        return v if v.kind in ("func", "qname", "module", "object") else UNKNOWN
+        chooser = _Recorder(self)
+        frame._chooser = chooser  # alternatives (a kernel picked from a dict) become this path's choices
+        v = frame.eval(fact.expr, {})
+        v = v if v.kind in ("func", "qname", "module", "object") else UNKNOWN
+        if not chooser.chose:
+            self.fa.init_values[key] = v  # the same on every path: evaluated once
+        return v
 
     def tensor_attr(self, fact, text: str) -> Val:
         what = {"param": "nn.Parameter", "buffer": "buffer", "tensor": "plain tensor attribute"}[fact.kind]

@@ -20,8 +20,11 @@ class SinkMixin:
         if not self.report:
             return
         env = self.cur_env if self.cur_env else self.state.env
+        kinds = {o.val.kind for o in operands if o.val.is_float and not o.val.zdim}
+        # only an event that may become a finding needs the environment (to spell a fix)
+        worth = len(kinds) > 1 or kind in ("residual", "fill") or (kind == "half-only" and kinds & {"fp32", "fp64"})
         event = SinkEvent(kind, self.regime, n, sink, tuple(operands), self.ac, self.current_cond(),
-                          Scope(self, env), self.root, self.depth, id(self.cur_stmt), detail)
+                          Scope(self, env if worth else {}), self.root, self.depth, id(self.cur_stmt), detail)
         self.fa.record(event)
 
     def matmul_sink(self, n: ast.AST, ops: list[Operand], sink: str, module: str | None = None) -> None:
