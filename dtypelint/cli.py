@@ -12,20 +12,11 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.markdown import Markdown
-from rich.markup import escape
-from rich.table import Table
 
 from dtypelint import __version__
-from dtypelint.cache import Cache, clean as clean_cache, default_cache_dir
-from dtypelint.catalog import load_catalog
-from dtypelint.config import ConfigError, ConfigResolver, expand_codes
-from dtypelint.discovery import discover
-from dtypelint.engine import (
-    CheckTask, RunOptions, build_tasks, enabled_for, known_codes, problem, run,
-)
-from dtypelint.reporters import REPORTERS, Report
+
+# Everything else is imported where it is used, so `--version`, `--help` and a one-file
+# pre-commit run start fast (rich, the engine and the analysis are not free to import).
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -33,6 +24,23 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 
 class UsageError(click.UsageError):
     exit_code = EXIT_ERROR
+
+
+class _ReporterChoice(click.Choice):
+    """``--output-format``'s choices, read from the reporters only when click needs them (lazy import)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self):
+        from dtypelint.reporters import REPORTERS
+
+        return tuple(sorted(REPORTERS))
+
+    @choices.setter
+    def choices(self, value) -> None:
+        pass
 
 
 def use_color(stream) -> bool:
@@ -67,7 +75,7 @@ def _codes_option(value: tuple[str, ...]) -> tuple[str, ...]:
 @cli.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--output-format", "output_format", envvar="DTYPELINT_OUTPUT_FORMAT", default="full",
-              show_default=True, type=click.Choice(sorted(REPORTERS)), help="How findings are reported.")
+              show_default=True, type=_ReporterChoice(), help="How findings are reported.")
 @click.option("-o", "--output-file", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the report to this file instead of standard output.")
 @click.option("--select", multiple=True, metavar="CODES", help="Rules to enable (codes or prefixes, comma-separated; ALL); replaces the configured set.")
@@ -105,6 +113,11 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
           baseline_file: Path | None = None, write_baseline_file: Path | None = None) -> None:
     """Check PATHS (files or folders; default: the current folder; '-' reads standard input)."""
     from dtypelint import baseline
+    from dtypelint.cache import Cache, default_cache_dir
+    from dtypelint.config import ConfigError, ConfigResolver, expand_codes
+    from dtypelint.discovery import discover
+    from dtypelint.engine import CheckTask, RunOptions, build_tasks, enabled_for, known_codes, problem
+    from dtypelint.reporters import Report
 
     known_fingerprints = None
     if baseline_file is not None and write_baseline_file is None:
@@ -213,8 +226,11 @@ def _display(path: Path) -> str:
 
 
 def _run_with_progress(tasks, options: RunOptions, show: bool):
+    from dtypelint.engine import run
+
     if not show or not use_color(sys.stderr):
         return run(tasks, options)
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -224,6 +240,8 @@ def _run_with_progress(tasks, options: RunOptions, show: bool):
 
 
 def _emit(report: Report, output_format: str, output_file: Path | None, quiet: bool, stream=None) -> None:
+    from dtypelint.reporters import REPORTERS
+
     reporter = REPORTERS[output_format]
     if output_file is not None:
         buf = io.StringIO()
@@ -249,6 +267,8 @@ def _emit(report: Report, output_format: str, output_file: Path | None, quiet: b
 @click.option("--output-format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules(fmt: str) -> None:
     """List every rule: code, name, summary and whether a fix is available."""
+    from dtypelint.catalog import load_catalog
+
     catalog = load_catalog()
     if fmt == "json":
         import json
@@ -259,6 +279,10 @@ def rules(fmt: str) -> None:
             for r in catalog.values()
         ], indent=2))
         return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
     console = Console(highlight=False, no_color=not use_color(sys.stdout), soft_wrap=not sys.stdout.isatty())
     table = Table(show_lines=False)
     for col in ("Code", "Name", "Summary", "Fix"):
@@ -273,6 +297,8 @@ def rules(fmt: str) -> None:
 @click.option("--all", "show_all", is_flag=True, help="Print the documentation of every rule.")
 def rule(code: str | None, show_all: bool) -> None:
     """Print the full documentation of rule CODE (e.g. DTL101)."""
+    from dtypelint.catalog import load_catalog
+
     catalog = load_catalog()
     if show_all:
         specs = list(catalog.values())
@@ -288,6 +314,9 @@ def rule(code: str | None, show_all: bool) -> None:
         specs = [spec]
     text = "\n".join(s.render_markdown() + f"\nDocs: {s.url}\n" for s in specs)
     if use_color(sys.stdout):
+        from rich.console import Console
+        from rich.markdown import Markdown
+
         Console().print(Markdown(text))
     else:
         click.echo(text, nl=False)
@@ -313,6 +342,8 @@ def lsp(no_isolation: bool, debounce: float, timeout: float) -> None:
 @click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), envvar="DTYPELINT_CACHE_DIR")
 def clean(cache_dir: Path | None) -> None:
     """Remove the result cache."""
+    from dtypelint.cache import clean as clean_cache, default_cache_dir
+
     root = cache_dir or default_cache_dir()
     if clean_cache(root):
         click.echo(f"Removed cache at {root}")

@@ -2,13 +2,12 @@
 
 The engine calls three functions:
 - ``might_contain_hazard(text, settings)``: cheap text prefilter; False skips parsing.
-- ``summarize(text, module_name, filename)``: project-index entries for this file
+- ``summarize(text, module_name, filename, tree=...)``: project-index entries for this file
   (class facts, function / ``forward`` summaries, dtype-strict callees).
 - ``check(ctx)``: the diagnostics of one parsed file.
 
-The analysis walks the stdlib ``ast`` of the file (it gives node positions for
-free, which libcst only provides through the costly PositionProvider); the engine's
-libcst parse stays the source of truth for syntax errors and the fixer.
+The analysis walks the stdlib ``ast`` of the file, parsed once by the engine and shared
+by ``summarize`` and ``check`` (``ctx.tree``); without a tree they parse the text.
 """
 
 from __future__ import annotations
@@ -49,12 +48,13 @@ def _parse(text: str) -> ast.Module | None:
         return None
 
 
-def summarize(text: str, module_name: str, filename: str, lazy: bool = True) -> dict[str, Any]:
+def summarize(text: str, module_name: str, filename: str, lazy: bool = True,
+              tree: ast.Module | None = None) -> dict[str, Any]:
     """Index entries: ``pkg.mod.Class`` -> ClassFacts, ``pkg.mod.func`` / ``pkg.mod.Class.forward`` -> FuncSummary."""
     from dtypelint.analysis.interpreter import FileAnalysis
     from dtypelint.analysis.summaries import lazy_summary, source_key, summarisable, summarize_function
 
-    tree = _parse(text)
+    tree = tree if tree is not None else _parse(text)
     if tree is None:
         return {}
     is_package = filename.endswith("__init__.py")
@@ -72,11 +72,11 @@ def summarize(text: str, module_name: str, filename: str, lazy: bool = True) -> 
 
 
 def analyse(text: str, filename: str, module_name: str, settings, index=None, enabled=None,
-            is_package: bool = False) -> list[Diagnostic]:
+            is_package: bool = False, tree: ast.Module | None = None) -> list[Diagnostic]:
     from dtypelint.analysis.interpreter import FileAnalysis
     from dtypelint.analysis.rules import to_diagnostics
 
-    tree = _parse(text)
+    tree = tree if tree is not None else _parse(text)
     if tree is None:
         return []
     fa = FileAnalysis(tree, text, filename, module_name, settings, index, is_package=is_package)
@@ -94,4 +94,5 @@ def check(ctx: CheckContext) -> list[Diagnostic]:
     if enabled is not None and not any(c in enabled for c in RULE_CODES):
         return []
     is_package = ctx.path is not None and ctx.path.name == "__init__.py"
-    return analyse(ctx.source.text, ctx.filename, ctx.module_name, ctx.settings, ctx.index, enabled, is_package)
+    return analyse(ctx.source.text, ctx.filename, ctx.module_name, ctx.settings, ctx.index, enabled, is_package,
+                   tree=ctx.tree)
