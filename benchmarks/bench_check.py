@@ -175,7 +175,9 @@ def main() -> None:
     src = args.dtypelint_src.resolve()
     env = {**os.environ, "PYTHONPATH": str(src) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     env.pop("DTYPELINT_CACHE_DIR", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # users run from compiled bytecode, as pip installs it
     py = sys.executable
+    subprocess.run([py, "-m", "compileall", "-q", str(src / "dtypelint")], env=env, check=False)
     commit = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip() or "?"
     n_files, n_lines = corpus_mod.count([timm])

@@ -50,8 +50,21 @@ def _wheel(pkg: Package, wheels: list[Path], cache: Path) -> Path:
     return found[0]
 
 
+def _own_repository(root: Path) -> None:
+    """Make ``root`` a git repository of its own.
+
+    The corpus lives in a folder the project's ``.gitignore`` ignores (it is never committed), and
+    dtypelint and ruff both honour ``.gitignore``: inside the project they would skip every file.  A
+    ``.git`` folder is where they stop looking for ignore files upward."""
+    root.mkdir(parents=True, exist_ok=True)
+    if not (root / ".git").exists():
+        if subprocess.run(["git", "init", "-q", str(root)], capture_output=True).returncode != 0:
+            (root / ".git").mkdir(exist_ok=True)
+
+
 def ensure(root: Path, wheels: list[Path]) -> dict[str, Path]:
     """Unpack each package's subtree under ``root`` (once); returns name -> source folder."""
+    _own_repository(root)
     out = {}
     for pkg in PACKAGES:
         target = pkg.folder(root)
