@@ -283,32 +283,39 @@ def main() -> None:
     for r in rows:
         if r.label.startswith(("TorchFix", "Fixit")):
             r.ratio += f"; {r.seconds / cold2.seconds:.0f}x dtypelint -j 2"
-    targets: list[tuple[str, str, bool]] = []
+    # Each target is judged on wall time (what users wait for) and on CPU time (the work done; on a
+    # machine shared with other jobs, wall time is inflated and CPU time much less so).
+    targets: list[tuple[str, str, str, bool, bool | None]] = []
 
-    def target(name: str, value: str, ok: bool) -> None:
-        targets.append((name, value, ok))
+    def target(name: str, limit: float, wall: float, cpu: float | None = None, fmt: str = "{:.1f}x") -> None:
+        targets.append((name, fmt.format(wall), fmt.format(cpu) if cpu is not None else "",
+                        wall <= limit, (cpu <= limit) if cpu is not None else None))
 
-    target("cold -j 2 <= 5x the ast floor (2 processes)", f"{cold2.seconds / f2:.1f}x", cold2.seconds <= 5 * f2)
+    def cpu_of(s: measure.Sample, jobs: int = 1) -> float:
+        return s.cpu / jobs  # CPU seconds per core: what a quiet machine would show as wall time
+
+    target("cold -j 2 <= 5x the ast floor (2 processes)", 5, cold2.seconds / f2, cpu_of(cold2) / cpu_of(floor2))
     if ruff is not None:
-        target("cold -j 2 <= 6x ruff", f"{cold2.seconds / ruff.seconds:.1f}x", cold2.seconds <= 6 * ruff.seconds)
+        target("cold -j 2 <= 6x ruff", 6, cold2.seconds / ruff.seconds, cpu_of(cold2) / cpu_of(ruff))
     for name, peer in (("TorchFix", torchfix), ("Fixit", fixit)):
-        if peer is not None:
-            target(f">= 30x faster than {name}", f"{peer.seconds / cold2.seconds:.0f}x", peer.seconds >= 30 * cold2.seconds)
-    target("warm <= 0.5x the ast floor", f"{warm.seconds / f2:.2f}x", warm.seconds <= 0.5 * f2)
-    target("~2,000-line file in-process <= 150 ms", f"{inproc['median'] * 1000:.0f} ms", inproc["median"] <= 0.150)
-    target("one small file, whole process <= 0.2 s", f"{pre_commit.seconds:.2f} s", pre_commit.seconds <= 0.2)
+        if peer is not None:  # "x faster": compare the inverse with 1/30
+            target(f">= 30x faster than {name} (dtypelint / peer <= 1/30)", 1 / 30, cold2.seconds / peer.seconds,
+                   cold2.cpu / peer.cpu, fmt="{:.3f}")
+    target("warm <= 0.5x the ast floor", 0.5, warm.seconds / f2, warm.cpu / floor2.cpu, fmt="{:.2f}x")
+    target("~2,000-line file in-process <= 0.150 s", 0.150, inproc["median"], None, fmt="{:.3f} s")
+    target("one small file, whole process <= 0.2 s", 0.2, pre_commit.seconds, pre_commit.cpu, fmt="{:.2f} s")
     if lsp:
-        target("LSP open -> diagnostics <= 0.4 s", f"{lsp['open']:.2f} s", lsp["open"] <= 0.4)
-        target("LSP edit -> diagnostics <= debounce + 0.25 s", f"{statistics.median(lsp['edits']):.2f} s",
-               statistics.median(lsp["edits"]) <= 0.3 + 0.25)
+        target("LSP open -> diagnostics <= 0.4 s", 0.4, lsp["open"], None, fmt="{:.2f} s")
+        target("LSP edit -> diagnostics <= debounce + 0.25 s", 0.55, statistics.median(lsp["edits"]), None,
+               fmt="{:.2f} s")
     worker_peak = max((s.worker_mb or s.main_mb) for s in (cold1, cold2, *scale.values()))
-    target("peak memory <= 200 MB per worker", f"{worker_peak:.0f} MB", worker_peak <= 200)
+    target("peak memory <= 200 MB per process", 200, worker_peak, None, fmt="{:.0f} MB")
     if len(scale) == 3:
-        per_line = [scale[k].seconds / k for k in (1, 2, 4)]
-        target("cost linear in lines (x4 / (4 * x1) <= 1.2)", f"{per_line[2] / per_line[0]:.2f}",
-               per_line[2] / per_line[0] <= 1.2)
+        target("cost linear in lines: (x4 time / 4) / x1 time <= 1.2", 1.2, scale[4].seconds / 4 / scale[1].seconds,
+               scale[4].cpu / 4 / scale[1].cpu, fmt="{:.2f}")
     if "cold" in whole_rows:
-        target("whole corpus cold < 40 s", f"{whole_rows['cold'].seconds:.1f} s", whole_rows["cold"].seconds < 40)
+        target("whole corpus cold -j 2 < 40 s", 40, whole_rows["cold"].seconds, whole_rows["cold"].cpu / 2,
+               fmt="{:.1f} s")
 
     table = render(rows, targets)
     ended_load = load()
@@ -321,7 +328,7 @@ def main() -> None:
         print(f"wrote {args.output}")
 
 
-def render(rows: list[Row], targets: list[tuple[str, str, bool]]) -> str:
+def render(rows: list[Row], targets: list[tuple[str, str, str, bool, bool | None]]) -> str:
     out = ["| what | wall s | CPU s | lines/s | peak RSS main / largest worker | ratio | notes |",
            "|---|---:|---:|---:|---:|---|---|"]
     for r in rows:
@@ -331,8 +338,9 @@ def render(rows: list[Row], targets: list[tuple[str, str, bool]]) -> str:
         if r.main_mb:
             mem = f"{r.main_mb:.0f} MB" + (f" / {r.worker_mb:.0f} MB" if r.worker_mb else "")
         out.append(f"| {r.label} | {fmt_s(r.seconds)} | {cpu} | {rate} | {mem} | {r.ratio} | {r.note} |")
-    out += ["", "| target | measured | holds |", "|---|---:|---|"]
-    out += [f"| {name} | {value} | {'yes' if ok else '**no**'} |" for name, value, ok in targets]
+    out += ["", "| target | wall | holds | CPU per core | holds |", "|---|---:|---|---:|---|"]
+    yes = {True: "yes", False: "**no**", None: ""}
+    out += [f"| {name} | {wall} | {yes[ok]} | {cpu} | {yes[cpu_ok]} |" for name, wall, cpu, ok, cpu_ok in targets]
     return "\n".join(out)
 
 

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/profile_check.py [PATH ...]   # default: the benchmark's timm corpus
+    python benchmarks/profile_check.py [--cprofile] [PATH ...]   # default: the benchmark's timm corpus
 
 Runs the engine in this process (``-j 1``, no cache) twice: once with light CPU-time timers (``time.process_time``: a busy machine does not inflate them)
 around each stage (read, decode, parse, phase-1 summaries, phase-2 analysis,
@@ -105,9 +105,9 @@ def hot_functions(paths: list[Path], top: int = 30) -> None:
 
 
 if __name__ == "__main__":
-    roots = [Path(p).resolve() for p in sys.argv[1:]] or [REPO / "corpus" / "timm" / "timm"]
+    args = [a for a in sys.argv[1:] if a != "--cprofile"]
+    roots = [Path(p).resolve() for p in args] or [REPO / "corpus" / "timm" / "timm"]
     if "--cprofile" in sys.argv:
-        roots = [r for r in roots if r.name != "--cprofile"]
         hot_functions(roots)
     else:
         stages(roots)

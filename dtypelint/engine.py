@@ -48,8 +48,9 @@ __all__ = [
 
 # Runs whose files add up to less than this are analysed in this process: starting workers costs more.
 IN_PROCESS_BYTES = 256 * 1024
-# Parsed trees kept between phase 1 and phase 2 in one process, at most this much source text.
-SHARED_TREES_BYTES = 4 * 1024 * 1024
+# Parsed trees kept between phase 1 and phase 2 in one process, at most this much source text (a tree
+# takes about 15 times its text in memory: this keeps a -j 1 run over a big repository under ~100 MB).
+SHARED_TREES_BYTES = 1024 * 1024
 # The cyclic garbage collector's first threshold during a run (CPython's default is 700).  Parsing and
 # the analysis allocate millions of short-lived objects next to a large, long-lived project index and
 # parse trees; with the default, collections scanning those cost about a third of a cold run.
@@ -120,8 +121,8 @@ class CheckTask:
 class SharedTrees:
     """Trees parsed by phase 1, handed to phase 2 in the same process (bounded by source size)."""
 
-    def __init__(self, budget: int = SHARED_TREES_BYTES):
-        self.budget = budget
+    def __init__(self, budget: int | None = None):
+        self.budget = SHARED_TREES_BYTES if budget is None else budget
         self._trees: dict[tuple[str, str], ast.Module] = {}
 
     def put(self, path: Path, key: str, text: str, tree: ast.Module) -> None:

@@ -146,3 +146,37 @@ def test_columns_count_code_points_in_cookie_encoded_files(tmp_path, hazard_rule
     res = invoke(["check", "--in-process", "--no-cache", "--output-format", "json"])
     locs = {d["filename"]: (d["location"]["row"], d["location"]["column"]) for d in json.loads(res.stdout)}
     assert locs == {"m.py": (3, 15), "b.py": (2, 15)}
+
+
+def test_syntax_errors_come_from_cpython_and_the_engine_imports_nothing_above_it():
+    """DTL001 carries CPython's message and position; linting never loads libcst, the fixer or notebooks."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from dtypelint.engine import lint_source\n"
+        "(d,) = lint_source('import torch\\nx = (1,\\n  2\\ndef f(x):\\n    return x\\n', 'm.py')\n"
+        "print(d.code, d.start.row, d.start.column, d.message)\n"
+        "print(sorted(m for m in ('libcst', 'dtypelint.fixer', 'dtypelint.source.notebook', 'dtypelint.reporters',"
+        " 'rich', 'multiprocessing') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    try:
+        compile("import torch\nx = (1,\n  2\ndef f(x):\n    return x\n", "m.py", "exec")
+    except SyntaxError as exc:
+        expected = f"DTL001 {exc.lineno} {exc.offset} SyntaxError: {exc.msg}"
+    assert out[0] == expected
+    assert out[1] == "[]"
+
+
+def test_version_starts_without_the_engine_rich_or_libcst():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom dtypelint.cli import main\nsys.argv = ['dtypelint', '--version']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('libcst', 'rich', 'dtypelint.engine', 'dtypelint.analysis') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0].startswith("dtypelint ")
+    assert out[-1] == "[]"
