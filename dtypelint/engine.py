@@ -48,8 +48,9 @@ __all__ = [
 
 # Runs whose files add up to less than this are analysed in this process: starting workers costs more.
 IN_PROCESS_BYTES = 256 * 1024
-# Parsed trees kept between phase 1 and phase 2 in one process, at most this much source text (a tree
-# takes about 15 times its text in memory: this keeps a -j 1 run over a big repository under ~100 MB).
+# Parsed trees kept between phase 1 and phase 2 in one process, at most this much source text.  A tree
+# takes about 40 times its text in memory: 1 MiB of text (~25,000 lines, a pre-commit run many times
+# over) is ~40 MB; a bigger run parses the rest again rather than hold every tree.
 SHARED_TREES_BYTES = 1024 * 1024
 # The cyclic garbage collector's first threshold during a run (CPython's default is 700).  Parsing and
 # the analysis allocate millions of short-lived objects next to a large, long-lived project index and
