@@ -13,8 +13,6 @@ import hashlib
 import json
 import os
 import pickle
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +51,8 @@ class Cache:
     def put(self, kind: str, key: str, value: Any) -> None:
         if not self.enabled:
             return
+        import tempfile  # not needed by runs that only read the cache (start-up time)
+
         path = self._path(kind, key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -83,6 +83,8 @@ def check_key(content: str, settings_fingerprint: str, enabled: frozenset[str], 
 
 def clean(root: Path) -> bool:
     """Remove a cache folder; True if something was removed."""
+    import shutil
+
     if root.is_dir() and ((root / "CACHEDIR.TAG").exists() or root.name == CACHE_DIR_NAME):
         shutil.rmtree(root, ignore_errors=True)
         return True

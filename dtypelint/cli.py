@@ -12,20 +12,11 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.markdown import Markdown
-from rich.markup import escape
-from rich.table import Table
 
 from dtypelint import __version__
-from dtypelint.cache import Cache, clean as clean_cache, default_cache_dir
-from dtypelint.catalog import load_catalog
-from dtypelint.config import ConfigError, ConfigResolver, expand_codes
-from dtypelint.discovery import discover
-from dtypelint.engine import (
-    CheckTask, RunOptions, build_tasks, enabled_for, known_codes, problem, run,
-)
-from dtypelint.reporters import REPORTERS, Report
+
+# Everything else is imported where it is used, so `--version`, `--help` and a one-file
+# pre-commit run start fast (rich, the engine and the analysis are not free to import).
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -33,6 +24,23 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 
 class UsageError(click.UsageError):
     exit_code = EXIT_ERROR
+
+
+class _ReporterChoice(click.Choice):
+    """``--output-format``'s choices, read from the reporters only when click needs them (lazy import)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self):
+        from dtypelint.reporters import REPORTERS
+
+        return tuple(sorted(REPORTERS))
+
+    @choices.setter
+    def choices(self, value) -> None:
+        pass
 
 
 def use_color(stream) -> bool:
@@ -67,7 +75,7 @@ def _codes_option(value: tuple[str, ...]) -> tuple[str, ...]:
 @cli.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--output-format", "output_format", envvar="DTYPELINT_OUTPUT_FORMAT", default="full",
-              show_default=True, type=click.Choice(sorted(REPORTERS)), help="How findings are reported.")
+              show_default=True, type=_ReporterChoice(), help="How findings are reported.")
 @click.option("-o", "--output-file", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the report to this file instead of standard output.")
 @click.option("--select", multiple=True, metavar="CODES", help="Rules to enable (codes or prefixes, comma-separated; ALL); replaces the configured set.")
@@ -108,6 +116,11 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
           show_settings: bool = False) -> None:
     """Check PATHS (files or folders; default: the current folder; '-' reads standard input)."""
     from dtypelint import baseline
+    from dtypelint.cache import Cache, default_cache_dir
+    from dtypelint.config import ConfigError, ConfigResolver, expand_codes
+    from dtypelint.discovery import discover
+    from dtypelint.engine import CheckTask, RunOptions, build_tasks, enabled_for, known_codes, problem
+    from dtypelint.reporters import Report
 
     known_fingerprints = None
     if baseline_file is not None and write_baseline_file is None:
@@ -219,8 +232,11 @@ def _display(path: Path) -> str:
 
 
 def _run_with_progress(tasks, options: RunOptions, show: bool):
+    from dtypelint.engine import run
+
     if not show or not use_color(sys.stderr):
         return run(tasks, options)
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -232,6 +248,7 @@ def _run_with_progress(tasks, options: RunOptions, show: bool):
 def _show_settings(resolver: ConfigResolver, path: Path, cli_overrides: dict, output_format: str,
                    output_file: Path | None) -> None:
     from dtypelint import show_settings
+    from dtypelint.engine import enabled_for
 
     settings = resolver.for_path(path)
     info = show_settings.describe(path, settings, cli_overrides, enabled_for(settings, settings.relpath(path)))
@@ -254,6 +271,8 @@ def _write_text(text: str, output_file: Path | None) -> None:
 
 def _emit(report: Report, output_format: str, output_file: Path | None, quiet: bool, stream=None,
           statistics: bool = False) -> None:
+    from dtypelint.reporters import REPORTERS
+
     if statistics:  # the per-rule table replaces the findings (JSON with --output-format json)
         from dtypelint.reporters.statistics import render_statistics
 
@@ -289,6 +308,8 @@ def _emit(report: Report, output_format: str, output_file: Path | None, quiet: b
 @click.option("--output-format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules(fmt: str) -> None:
     """List every rule: code, name, summary and whether a fix is available."""
+    from dtypelint.catalog import load_catalog
+
     catalog = load_catalog()
     if fmt == "json":
         import json
@@ -299,6 +320,10 @@ def rules(fmt: str) -> None:
             for r in catalog.values()
         ], indent=2))
         return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
     console = Console(highlight=False, no_color=not use_color(sys.stdout), soft_wrap=not sys.stdout.isatty())
     table = Table(show_lines=False)
     for col in ("Code", "Name", "Summary", "Fix"):
@@ -313,6 +338,8 @@ def rules(fmt: str) -> None:
 @click.option("--all", "show_all", is_flag=True, help="Print the documentation of every rule.")
 def rule(code: str | None, show_all: bool) -> None:
     """Print the full documentation of rule CODE (e.g. DTL101)."""
+    from dtypelint.catalog import load_catalog
+
     catalog = load_catalog()
     if show_all:
         specs = list(catalog.values())
@@ -328,6 +355,9 @@ def rule(code: str | None, show_all: bool) -> None:
         specs = [spec]
     text = "\n".join(s.render_markdown() + f"\nDocs: {s.url}\n" for s in specs)
     if use_color(sys.stdout):
+        from rich.console import Console
+        from rich.markdown import Markdown
+
         Console().print(Markdown(text))
     else:
         click.echo(text, nl=False)
@@ -355,6 +385,9 @@ def lsp(no_isolation: bool, debounce: float, timeout: float, select=(), extend_s
 
 def _rule_overrides(select, extend_select, ignore) -> dict:
     """``--select`` / ``--extend-select`` / ``--ignore`` as Settings overrides; an unknown code exits 2."""
+    from dtypelint.config import ConfigError, expand_codes
+    from dtypelint.engine import known_codes
+
     overrides = {}
     for key, value in (("select", select), ("extend_select", extend_select), ("ignore", ignore)):
         if value:
@@ -371,6 +404,8 @@ def _rule_overrides(select, extend_select, ignore) -> dict:
 @click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), envvar="DTYPELINT_CACHE_DIR")
 def clean(cache_dir: Path | None) -> None:
     """Remove the result cache."""
+    from dtypelint.cache import clean as clean_cache, default_cache_dir
+
     root = cache_dir or default_cache_dir()
     if clean_cache(root):
         click.echo(f"Removed cache at {root}")

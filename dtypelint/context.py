@@ -1,11 +1,14 @@
-"""What the engine hands to the analysis for one file (the engine/analysis seam)."""
+"""What the engine hands to the analysis for one file (the engine/analysis seam).
+
+The file is parsed once, by the engine, with CPython's ``ast``; the analysis reads ``tree``
+and never parses the text again.
+"""
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from pathlib import Path
-
-import libcst as cst
 
 from dtypelint.config import Settings
 from dtypelint.index import IndexView
@@ -18,7 +21,7 @@ class CheckContext:
     path: Path | None  # on-disk path, None for stdin
     module_name: str  # dotted module name, e.g. "mypkg.models.attention"
     source: SourceFile
-    module: cst.Module
+    tree: ast.Module  # the parsed ``source.text``
     settings: Settings
     enabled: frozenset[str]  # rule codes enabled for this file
     index: IndexView

@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from dtypelint.config import ConfigResolver, Settings
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pathspec
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
@@ -35,6 +37,8 @@ def _load_ignore(folder: Path) -> pathspec.PathSpec | None:
     gi = folder / ".gitignore"
     try:
         if gi.is_file():
+            import pathspec  # only when there is a .gitignore to read: files named on the command line never need it
+
             return pathspec.GitIgnoreSpec.from_lines(gi.read_text(encoding="utf-8", errors="replace").splitlines())
     except OSError:
         return None

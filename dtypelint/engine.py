@@ -1,36 +1,61 @@
-"""The per-file pipeline and the parallel run over a repository.
+"""The per-file pipeline and the run over a repository.
 
-Phase 1 summarises every file for the project index (cheap, cached on content).
-Phase 2 runs, for each file: read bytes -> decode -> text prefilter -> libcst parse
--> analysis -> selection -> suppressions, cached on content + settings + the index
-entries it read.  Both phases run in worker processes: a native parser crash kills
-only a worker, the files it held are retried one by one, and the one that crashes
-again becomes a DTL005 diagnostic.  Nothing here prints; reporters do that.
+For each file: read bytes -> source view (``.py``, ``.ipynb``: :mod:`dtypelint.source`)
+-> text prefilter -> parse once with CPython's ``ast`` (:mod:`dtypelint.parse`) ->
+analysis -> selection -> suppressions -> positions mapped back to the file.
+
+Phase 1 summarises every file for the project index (cached on content); phase 2
+analyses each file against the merged index (cached on content + settings + the
+index entries it read).  Cache hits are answered in this process; the rest runs
+here when it is small or ``-j 1``, else in worker processes (:mod:`dtypelint.pool`).
+Where one process runs both phases, a file is parsed once for both.
+
+Fixing is not the engine's business: a task may carry a fix step (a callable,
+e.g. :class:`dtypelint.fixer.run.FileFixer`), which the worker calls after checking
+the file, handing it the file's source view and a ``lint`` function.  Fix steps
+always run in worker processes: libcst's native parser can crash on pathological
+input, and only that worker dies.  Nothing here prints; reporters do that.
 """
 
 from __future__ import annotations
 
 import ast
-import multiprocessing
+import contextlib
+import gc
 import os
 import traceback
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
-
-import libcst as cst
+from typing import Any, Callable, Iterable, Protocol
 
 from dtypelint import analysis
 from dtypelint.cache import Cache, check_key, content_key
 from dtypelint.catalog import load_catalog
 from dtypelint.config import Settings
 from dtypelint.context import CheckContext, module_name_for
-from dtypelint.diagnostics import Diagnostic, Position, rule_url
+from dtypelint.diagnostics import Diagnostic
 from dtypelint.index import ProjectIndex
-from dtypelint.source import SourceError, SourceFile
+from dtypelint.parse import ParseFailure, parse_module
+from dtypelint.problems import problem
+from dtypelint.source import SourceError, SourceFile, SourceView, load_source
 from dtypelint.suppressions import parse_suppressions
+
+__all__ = [
+    "CheckTask", "FileOutcome", "FixStep", "RunOptions", "RunResult", "buffer_task", "build_tasks", "check_source",
+    "display_name", "enabled_for", "index_with_text", "known_codes", "lint_source", "problem", "run",
+    "run_check_task",
+]
+
+# Runs whose files add up to less than this are analysed in this process: starting workers costs more.
+IN_PROCESS_BYTES = 256 * 1024
+# Parsed trees kept between phase 1 and phase 2 in one process, at most this much source text.  A tree
+# takes about 40 times its text in memory: 1 MiB of text (~25,000 lines, a pre-commit run many times
+# over) is ~40 MB; a bigger run parses the rest again rather than hold every tree.
+SHARED_TREES_BYTES = 1024 * 1024
+# The cyclic garbage collector's first threshold during a run (CPython's default is 700).  Parsing and
+# the analysis allocate millions of short-lived objects next to a large, long-lived project index and
+# parse trees; with the default, collections scanning those cost about a third of a cold run.
+GC_THRESHOLD = 50_000
 
 
 def known_codes() -> dict[str, bool]:
@@ -53,17 +78,6 @@ def display_name(path: Path) -> str:
     return str(path)
 
 
-def problem(code: str, filename: str, message: str, row: int = 1, column: int = 1,
-            end: Position | None = None) -> Diagnostic:
-    """A could-not-analyse (DTL0xx) diagnostic."""
-    spec = load_catalog()[code]
-    start = Position(row, column)
-    return Diagnostic(
-        code=code, name=spec.name, message=message, severity=spec.severity, filename=filename,
-        start=start, end=end or start, url=rule_url(code, spec.name),
-    )
-
-
 _SOURCE_ERROR_CODES = {"binary": "DTL003", "decode": "DTL002"}
 
 
@@ -75,7 +89,50 @@ class FileOutcome:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     parsed: bool = False  # False: skipped by the prefilter, or could not be analysed
     failed: bool = False  # a DTL0xx problem
-    fix: Any = None  # dtypelint.fixer.FixReport when the task asked for fixes
+    fix: Any = None  # what the task's fix step reports (dtypelint.fixer.FixReport)
+
+
+Lint = Callable[[SourceFile], list[Diagnostic]]
+
+
+class FixStep(Protocol):
+    """Fixes one checked file inside the worker and returns its final outcome.
+
+    ``view`` is the file as code (:class:`SourceView`), ``data`` its bytes as checked,
+    ``lint`` analyses a changed copy of ``view.code`` with the same project index."""
+
+    def __call__(self, task: "CheckTask", data: bytes, view: SourceView, outcome: FileOutcome,
+                 lint: Lint) -> FileOutcome: ...
+
+
+@dataclass
+class CheckTask:
+    path: Path | None
+    filename: str
+    settings: Settings
+    enabled: frozenset[str]
+    data: bytes | None = None  # stdin / in-memory buffers
+    module_name: str = ""
+    fix: FixStep | None = None  # called after checking (--fix, --diff); must be picklable
+
+
+# -- parsed trees shared by the phases in one process -----------------------------------
+
+
+class SharedTrees:
+    """Trees parsed by phase 1, handed to phase 2 in the same process (bounded by source size)."""
+
+    def __init__(self, budget: int | None = None):
+        self.budget = SHARED_TREES_BYTES if budget is None else budget
+        self._trees: dict[tuple[str, str], ast.Module] = {}
+
+    def put(self, path: Path, key: str, text: str, tree: ast.Module) -> None:
+        if len(text) <= self.budget:
+            self.budget -= len(text)
+            self._trees[(str(path), key)] = tree
+
+    def take(self, path: Path | None, key: str) -> ast.Module | None:
+        return self._trees.pop((str(path), key), None) if path is not None else None
 
 
 # -- phase 1: summaries ----------------------------------------------------------------
@@ -87,19 +144,27 @@ class _SummaryTask:
     module_name: str
 
 
-def _summarize_task(task: _SummaryTask, cache: Cache) -> dict[str, Any]:
+def _summary_key(content: str, task: _SummaryTask) -> str:
+    return content + ":" + task.module_name
+
+
+def _summarize_task(task: _SummaryTask, cache: Cache, trees: SharedTrees | None = None) -> dict[str, Any]:
     try:
         data = task.path.read_bytes()
     except OSError:
         return {}
-    key = content_key(data) + ":" + task.module_name
+    content = content_key(data)
+    key = _summary_key(content, task)
     cached = cache.get("summary", key)
     if cached is not None:
         return cached
     try:
         text = SourceFile.from_bytes(data).text
-        result = analysis.summarize(text, task.module_name, str(task.path))
-    except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = parse_module(text, str(task.path))
+        result = analysis.summarize(text, task.module_name, str(task.path), tree=tree)
+        if trees is not None:
+            trees.put(task.path, content, text, tree)
+    except (SourceError, ParseFailure, SyntaxError, ValueError, RecursionError, MemoryError):
         result = {}
     except Exception:  # a bug in summaries must not stop the run; phase 2 reports files
         result = {}
@@ -110,46 +175,23 @@ def _summarize_task(task: _SummaryTask, cache: Cache) -> dict[str, Any]:
 # -- phase 2: checks -------------------------------------------------------------------
 
 
-@dataclass
-class CheckTask:
-    path: Path | None
-    filename: str
-    settings: Settings
-    enabled: frozenset[str]
-    data: bytes | None = None  # stdin / in-memory buffers
-    module_name: str = ""
-    fix: Any = None  # dtypelint.fixer.FixOptions: apply fixes after checking (--fix, --diff)
-
-
-def parse_error(exc: cst.ParserSyntaxError, text: str, filename: str) -> Diagnostic:
-    """DTL001 for a file libcst rejects; CPython's message and position are clearer when it has one."""
-    try:
-        ast.parse(text)
-    except SyntaxError as py:
-        if py.lineno:
-            return problem("DTL001", filename, f"SyntaxError: {py.msg}", row=py.lineno, column=max(1, py.offset or 1))
-    except (ValueError, RecursionError, MemoryError):
-        pass
-    message = f"SyntaxError: {exc.message}".rstrip(".")
-    return problem("DTL001", filename, message, row=max(1, exc.raw_line), column=max(1, exc.raw_column + 1))
-
-
-def analyse_text(source: SourceFile, task: CheckTask, index: ProjectIndex) -> tuple[list[Diagnostic], dict[str, str], bool]:
-    """Prefilter, parse and analyse decoded text. Returns (diagnostics, index deps, parsed)."""
+def analyse_text(source: SourceFile, task: CheckTask, index: ProjectIndex,
+                 tree: ast.Module | None = None) -> tuple[list[Diagnostic], dict[str, str], bool]:
+    """Prefilter, parse (unless ``tree`` is given) and analyse decoded text. Returns (diagnostics, index deps, parsed)."""
     text = source.text
     if "skip-file" in text and parse_suppressions(text).skip_file:
         return [], {}, False
     if not analysis.might_contain_hazard(text, task.settings):
         return [], {}, False
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        diags = [parse_error(exc, text, task.filename)]
-        return _select(diags, task, text), {}, False
+    if tree is None:
+        try:
+            tree = parse_module(text, task.filename)
+        except ParseFailure as exc:
+            return _select([exc.diagnostic], task, text), {}, False
     view = index.view()
     ctx = CheckContext(
         filename=task.filename, path=task.path, module_name=task.module_name, source=source,
-        module=module, settings=task.settings, enabled=task.enabled, index=view,
+        tree=tree, settings=task.settings, enabled=task.enabled, index=view,
     )
     from dtypelint import rules
 
@@ -166,57 +208,12 @@ def _select(diags: Iterable[Diagnostic], task: CheckTask, text: str) -> list[Dia
     return sorted(out, key=Diagnostic.sort_key)
 
 
-def run_check_task(task: CheckTask, index: ProjectIndex, cache: Cache) -> FileOutcome:
-    """Lint one file (and fix it when the task asks); never raises for a problem with the file itself."""
-    out = FileOutcome(task.filename)
-    data = task.data
-    if data is None:
-        assert task.path is not None
-        try:
-            data = task.path.read_bytes()
-        except OSError as exc:
-            return _fail(out, problem("DTL004", task.filename, f"cannot read file: {exc.strerror or exc}"), task)
-    out = _check_bytes(task, data, index, cache)
-    if task.fix is not None:  # the fix loop runs here, inside the worker: files are fixed in parallel
-        from dtypelint.fixer.run import fix_outcome
-
-        out = fix_outcome(task, data, out, index)
-    return out
-
-
-def _check_bytes(task: CheckTask, data: bytes, index: ProjectIndex, cache: Cache) -> FileOutcome:
-    out = FileOutcome(task.filename)
-    key = check_key(content_key(data), task.settings.analysis_fingerprint(), task.enabled, task.filename)
-    cached = cache.get("check", key)
-    if cached is not None and index.digest_of(cached["deps"]):
-        out.diagnostics = [Diagnostic.from_json(d) for d in cached["diagnostics"]]
-        out.parsed = cached["parsed"]
-        out.failed = cached["failed"]
-        return out
-    if (task.path or Path(task.filename)).suffix == ".ipynb":  # code cells, mapped back to cells
-        from dtypelint.notebooks import check_notebook
-
-        out, deps = check_notebook(data, task, index)
-    else:
-        try:
-            source = SourceFile.from_bytes(data)
-        except SourceError as exc:
-            code = _SOURCE_ERROR_CODES[exc.kind]
-            return _fail(out, problem(code, task.filename, exc.message, row=exc.row), task)
-        out, deps = check_source(source, task, index)
-    if deps is not None:  # internal failures are not cached: the next run tries again
-        cache.put("check", key, {
-            "deps": deps, "parsed": out.parsed, "failed": out.failed,
-            "diagnostics": [d.to_json() for d in out.diagnostics],
-        })
-    return out
-
-
-def check_source(source: SourceFile, task: CheckTask, index: ProjectIndex) -> tuple[FileOutcome, dict[str, str] | None]:
-    """Analyse decoded source; an exception in dtypelint becomes a DTL005 on this file."""
+def check_source(source: SourceFile, task: CheckTask, index: ProjectIndex,
+                 tree: ast.Module | None = None) -> tuple[FileOutcome, dict[str, str] | None]:
+    """Analyse decoded Python source; an exception in dtypelint becomes a DTL005 on this file."""
     out = FileOutcome(task.filename)
     try:
-        diags, deps, parsed = analyse_text(source, task, index)
+        diags, deps, parsed = analyse_text(source, task, index, tree)
     except RecursionError:
         return _fail(out, problem("DTL005", task.filename, "analysis failed: the code is nested too deeply (RecursionError)"), task), None
     except Exception as exc:  # a bug in dtypelint: report it on this file, keep going
@@ -229,6 +226,74 @@ def check_source(source: SourceFile, task: CheckTask, index: ProjectIndex) -> tu
     return out, deps
 
 
+def _suffix(task: CheckTask) -> str:
+    return (task.path or Path(task.filename)).suffix
+
+
+def _check_key(task: CheckTask, content: str) -> str:
+    return check_key(content, task.settings.analysis_fingerprint(), task.enabled, task.filename)
+
+
+def _cached_outcome(task: CheckTask, key: str, index: ProjectIndex, cache: Cache) -> FileOutcome | None:
+    cached = cache.get("check", key)
+    if cached is None or not index.digest_of(cached["deps"]):
+        return None
+    out = FileOutcome(task.filename)
+    out.diagnostics = [Diagnostic.from_json(d) for d in cached["diagnostics"]]
+    out.parsed = cached["parsed"]
+    out.failed = cached["failed"]
+    return out
+
+
+def _check_bytes(task: CheckTask, data: bytes, index: ProjectIndex, cache: Cache,
+                 trees: SharedTrees | None = None) -> tuple[FileOutcome, SourceView | None]:
+    content = content_key(data)
+    key = _check_key(task, content)
+    cached = _cached_outcome(task, key, index, cache)
+    if cached is not None:
+        return cached, None
+    try:
+        view = load_source(data, _suffix(task))
+    except SourceError as exc:
+        code = _SOURCE_ERROR_CODES.get(exc.kind, "DTL002")
+        return _fail(FileOutcome(task.filename), problem(code, task.filename, exc.message, row=exc.row), task), None
+    tree = trees.take(task.path, content) if trees is not None else None
+    out, deps = check_source(view.code, task, index, tree)
+    out.diagnostics = [view.to_file(d) for d in out.diagnostics]
+    if deps is not None:  # internal failures are not cached: the next run tries again
+        cache.put("check", key, {
+            "deps": deps, "parsed": out.parsed, "failed": out.failed,
+            "diagnostics": [d.to_json() for d in out.diagnostics],
+        })
+    return out, view
+
+
+def run_check_task(task: CheckTask, index: ProjectIndex, cache: Cache, trees: SharedTrees | None = None) -> FileOutcome:
+    """Lint one file (and hand it to the task's fix step); never raises for a problem with the file itself."""
+    data = task.data
+    if data is None:
+        assert task.path is not None
+        try:
+            data = task.path.read_bytes()
+        except OSError as exc:
+            return _fail(FileOutcome(task.filename),
+                         problem("DTL004", task.filename, f"cannot read file: {exc.strerror or exc}"), task)
+    out, view = _check_bytes(task, data, index, cache, trees)
+    if task.fix is None or out.failed:
+        return out
+    if view is None:  # a cache hit: the fixer needs the source
+        try:
+            view = load_source(data, _suffix(task))
+        except SourceError:
+            return out
+
+    def lint(src: SourceFile) -> list[Diagnostic]:
+        outcome, _ = check_source(src, task, index)
+        return outcome.diagnostics
+
+    return task.fix(task, data, view, out, lint)
+
+
 def _fail(out: FileOutcome, diag: Diagnostic, task: CheckTask) -> FileOutcome:
     out.failed = True
     if diag.code in task.enabled:
@@ -239,6 +304,19 @@ def _fail(out: FileOutcome, diag: Diagnostic, task: CheckTask) -> FileOutcome:
 # -- worker plumbing -------------------------------------------------------------------
 
 _WORKER_STATE: dict[str, Any] = {}
+
+
+@contextlib.contextmanager
+def _collector_tuned(frozen: bool = False):
+    """Collect garbage less often (see ``GC_THRESHOLD``); ``frozen``: the run may ``gc.freeze()``, undone at the end."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(GC_THRESHOLD, before[0]), before[1], before[2])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        if frozen:
+            gc.unfreeze()
 
 
 def _init_worker(index: ProjectIndex, cache: Cache) -> None:
@@ -254,60 +332,11 @@ def _worker_summary(task: _SummaryTask) -> dict[str, Any]:
     return _summarize_task(task, _WORKER_STATE["cache"])
 
 
-def _mp_context():
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-
-
-def _parallel(fn: Callable, tasks: list, jobs: int, init_args: tuple,
-              on_crash: Callable[[Any, str], Any], progress: Callable[[], None] | None = None) -> list:
-    """Run ``fn`` over tasks in worker processes, isolating tasks that kill their worker.
-
-    At most ``jobs`` tasks are in flight, so when a worker dies only those are
-    suspects: each is retried alone in a fresh process, and one that kills that
-    process too gets ``on_crash``.  The remaining tasks go on in a new pool.
-    """
-    results: list = [None] * len(tasks)
-    queue = list(range(len(tasks)))
-    suspects: list[int] = []
-    ctx = _mp_context()
-
-    def finish(i: int, value: Any) -> None:
-        results[i] = value
-        if progress:
-            progress()
-
-    while queue or suspects:
-        if suspects:
-            i = suspects.pop(0)
-            try:
-                with ProcessPoolExecutor(1, mp_context=ctx, initializer=_init_worker, initargs=init_args) as pool:
-                    finish(i, pool.submit(fn, tasks[i]).result())
-            except BrokenProcessPool:
-                finish(i, on_crash(tasks[i], "worker process died"))
-            continue
-        workers = max(1, min(jobs, len(queue)))
-        in_flight: dict = {}
-        try:
-            with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=init_args) as pool:
-                while queue or in_flight:
-                    while queue and len(in_flight) < workers * 2:
-                        i = queue.pop(0)
-                        in_flight[pool.submit(fn, tasks[i])] = i
-                    done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        value = fut.result()  # raises BrokenProcessPool if a worker died
-                        finish(in_flight.pop(fut), value)
-        except BrokenProcessPool:
-            suspects.extend(sorted(in_flight.values()))
-    return results
-
-
 @dataclass
 class RunOptions:
     jobs: int = 0  # 0: number of cores
     cache: Cache | None = None
-    in_process: bool = False  # run without worker processes (LSP, tests)
+    in_process: bool = False  # run without worker processes (LSP, tests; fix steps lose crash isolation)
 
 
 @dataclass
@@ -326,29 +355,82 @@ class RunResult:
 
 def build_tasks(files: list[tuple[Path, Settings]]) -> list[CheckTask]:
     tasks = []
+    codes = known_codes()
     for path, settings in files:
         tasks.append(CheckTask(
             path=path, filename=display_name(path), settings=settings,
-            enabled=enabled_for(settings, settings.relpath(path)), module_name=module_name_for(path),
+            enabled=settings.enabled_codes(codes, settings.relpath(path)), module_name=module_name_for(path),
         ))
     return tasks
 
 
+def _size(task: CheckTask) -> int:
+    if task.data is not None:
+        return len(task.data)
+    try:
+        return task.path.stat().st_size if task.path is not None else 0
+    except OSError:
+        return 0
+
+
+def _in_parallel(indices: list[int], sizes: list[int], fn: Callable, tasks: list, jobs: int, init_args: tuple,
+                 on_crash: Callable, progress: Callable[[], None] | None) -> dict[int, Any]:
+    """Run ``fn`` over ``tasks[i]`` for ``indices`` in workers, biggest first (the last file to finish is small)."""
+    from dtypelint.pool import run_parallel  # not imported for runs that need no worker (start-up time)
+
+    order = sorted(indices, key=lambda i: -sizes[i])
+    results = run_parallel(fn, [tasks[i] for i in order], jobs, _init_worker, init_args, on_crash, progress)
+    return dict(zip(order, results))
+
+
 def run(tasks: list[CheckTask], options: RunOptions, progress: Callable[[], None] | None = None) -> RunResult:
     """Lint every task; the result holds one outcome per task, in task order."""
+    with _collector_tuned(frozen=True):
+        return _run(tasks, options, progress)
+
+
+def _run(tasks: list[CheckTask], options: RunOptions, progress: Callable[[], None] | None) -> RunResult:
     cache = options.cache or Cache(Path("."), enabled=False)
     jobs = options.jobs or os.cpu_count() or 1
-    in_process = options.in_process or len(tasks) == 0
-    summary_tasks = [_SummaryTask(t.path, t.module_name) for t in tasks if t.path is not None and t.path.suffix == ".py"]
+    sizes = [_size(t) for t in tasks]
+    fixing = any(t.fix is not None for t in tasks)
+    in_process = options.in_process or not tasks or (
+        not fixing and (jobs == 1 or sum(sizes) < IN_PROCESS_BYTES))
+    trees = SharedTrees() if in_process else None
 
+    # phase 1: summaries of every .py file on disk (in-memory buffers are summarised below)
+    summary_tasks = [_SummaryTask(t.path, t.module_name) for t in tasks
+                     if t.path is not None and t.data is None and t.path.suffix == ".py"]
+    contents: dict[Path, str] = {}  # content keys read here, for the cache lookups of both phases
     if in_process:
-        parts = [_summarize_task(t, cache) for t in summary_tasks]
+        parts = [_summarize_task(t, cache, trees) for t in summary_tasks]
     else:
-        parts = _parallel(_worker_summary, summary_tasks, jobs, (ProjectIndex(), cache), lambda t, m: {})
+        parts = _summaries_in_workers(summary_tasks, cache, jobs, contents)
     index = ProjectIndex.merge(parts)
     for t in tasks:  # in-memory buffers (stdin, editors) contribute to the index too
         if t.data is not None:
-            index = _with_buffer(index, t)
+            index = _with_buffer(index, t, trees)
+    # The index lives until the end of the run: the collector need not scan it again, and forked
+    # workers do not touch (and so copy) its pages when they collect.
+    gc.freeze()
+
+    # phase 2: checks; cache hits are answered here, without a worker
+    outcomes: list[FileOutcome | None] = [None] * len(tasks)
+    todo = []
+    for i, t in enumerate(tasks):
+        hit = None
+        if not in_process and t.fix is None and t.path is not None and t.data is None and cache.enabled:
+            try:
+                content = contents.get(t.path) or content_key(t.path.read_bytes())
+                hit = _cached_outcome(t, _check_key(t, content), index, cache)
+            except OSError:
+                hit = None
+        if hit is not None:
+            outcomes[i] = hit
+            if progress:
+                progress()
+        else:
+            todo.append(i)
 
     def crashed(task: CheckTask, message: str) -> FileOutcome:
         diag = problem("DTL005", task.filename, "the worker process analysing this file died, most likely a "
@@ -356,47 +438,97 @@ def run(tasks: list[CheckTask], options: RunOptions, progress: Callable[[], None
         return _fail(FileOutcome(task.filename), diag, task)
 
     if in_process:
-        outcomes = []
-        for t in tasks:
-            outcomes.append(run_check_task(t, index, cache))
+        for i in todo:
+            outcomes[i] = run_check_task(tasks[i], index, cache, trees)
             if progress:
                 progress()
-    else:
-        outcomes = _parallel(_worker_check, tasks, jobs, (index, cache), crashed, progress)
-    return RunResult(outcomes)
+    elif todo:
+        done = _in_parallel(todo, sizes, _worker_check, tasks, jobs, (index, cache), crashed, progress)
+        for i, out in done.items():
+            outcomes[i] = out
+    return RunResult([o for o in outcomes if o is not None])
 
 
-def _with_buffer(index: ProjectIndex, task: CheckTask) -> ProjectIndex:
+def _summaries_in_workers(summary_tasks: list[_SummaryTask], cache: Cache, jobs: int,
+                          contents: dict[Path, str]) -> list[dict[str, Any]]:
+    """Phase 1 in workers; cached summaries are read here (``contents`` gets the content keys)."""
+    parts: list[dict[str, Any]] = []
+    todo: list[_SummaryTask] = []
+    for t in summary_tasks:
+        cached = None
+        if cache.enabled:
+            try:
+                contents[t.path] = content = content_key(t.path.read_bytes())
+                cached = cache.get("summary", _summary_key(content, t))
+            except OSError:
+                cached = {}
+        if cached is not None:
+            parts.append(cached)
+        else:
+            todo.append(t)
+    if todo:
+        sizes = [_size_of(t.path) for t in todo]
+        done = _in_parallel(list(range(len(todo))), sizes, _worker_summary, todo, jobs,
+                            (ProjectIndex(), cache), lambda t, m: {}, None)
+        parts.extend(done[i] for i in range(len(todo)))
+    return parts
+
+
+def _size_of(path: Path) -> int:
     try:
-        text = SourceFile.from_bytes(task.data or b"").text
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _with_buffer(index: ProjectIndex, task: CheckTask, trees: SharedTrees | None = None) -> ProjectIndex:
+    try:
+        view = load_source(task.data or b"", _suffix(task))
     except SourceError:
         return index
-    return index_with_text(index, text, task.module_name, task.filename)
+    if _suffix(task) != ".py":
+        return index
+    text = view.code.text
+    tree = None
+    try:
+        tree = parse_module(text, task.filename)
+    except ParseFailure:
+        return index
+    if trees is not None and task.path is not None:
+        trees.put(task.path, content_key(task.data or b""), text, tree)
+    return index_with_text(index, text, task.module_name, task.filename, tree)
 
 
-def index_with_text(index: ProjectIndex, text: str, module_name: str, filename: str) -> ProjectIndex:
+def index_with_text(index: ProjectIndex, text: str, module_name: str, filename: str,
+                    tree: ast.Module | None = None) -> ProjectIndex:
     """``index`` plus the summaries of an in-memory text (it may differ from the file on disk)."""
     try:
-        part = analysis.summarize(text, module_name, filename)
+        part = analysis.summarize(text, module_name, filename, tree=tree)
     except Exception:
         return index
     return ProjectIndex({**index.entries, **part}) if part else index
 
 
 def buffer_task(text: str, filename: str, settings: Settings | None = None, index: ProjectIndex | None = None,
-                path: Path | None = None) -> tuple[CheckTask, ProjectIndex]:
-    """The task and project index for analysing an in-memory text in this process."""
+                path: Path | None = None, tree: ast.Module | None = None) -> tuple[CheckTask, ProjectIndex]:
+    """The task and project index for analysing an in-memory text in this process (``tree``: its parse, if known)."""
     settings = settings or Settings(root=Path.cwd())
     module_name = module_name_for(path) if path else Path(filename).stem
     relpath = settings.relpath(path) if path else filename
     task = CheckTask(path=path, filename=filename, settings=settings,
                      enabled=enabled_for(settings, relpath), module_name=module_name)
-    return task, index_with_text(index or ProjectIndex(), text, module_name, filename)
+    return task, index_with_text(index or ProjectIndex(), text, module_name, filename, tree)
 
 
 def lint_source(text: str, filename: str = "<stdin>", settings: Settings | None = None,
                 index: ProjectIndex | None = None, path: Path | None = None) -> list[Diagnostic]:
-    """Lint an in-memory source text in this process (editors, tests, stdin)."""
-    task, index = buffer_task(text, filename, settings, index, path)
-    outcome, _ = check_source(SourceFile.from_text(text), task, index)
-    return outcome.diagnostics
+    """Lint an in-memory source text in this process (editors, tests, stdin); the text is parsed once."""
+    with _collector_tuned():
+        tree = None
+        try:
+            tree = parse_module(text, filename)
+        except ParseFailure:
+            pass  # check_source reports it (unless the prefilter skips the text)
+        task, index = buffer_task(text, filename, settings, index, path, tree)
+        outcome, _ = check_source(SourceFile.from_text(text), task, index, tree)
+        return outcome.diagnostics

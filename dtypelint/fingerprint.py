@@ -160,7 +160,7 @@ def default_text_of(texts: dict[str, str] | None = None) -> Callable[[Diagnostic
         text = read(d.filename)
         if text is None or d.cell is None:
             return text
-        from dtypelint.notebooks import cell_source
+        from dtypelint.source.notebook import cell_source
 
         return cell_source(text, d.cell)
 

@@ -91,7 +91,7 @@ def hazard_rule(monkeypatch):
     """
     from dataclasses import replace as dc_replace
 
-    from dtypelint import analysis, catalog, engine, rules
+    from dtypelint import analysis, catalog, engine, problems, rules
     from dtypelint.diagnostics import Diagnostic, Edit, Fix, PathStep, Position, rule_url
 
     real = catalog.load_catalog()
@@ -99,9 +99,8 @@ def hazard_rule(monkeypatch):
     spec = dc_replace(base, code=FAKE_CODE, name="fake-hazard", summary="A synthetic rule for tests.",
                       regimes=("half",), fix="always", invalid=(), valid=())
     fake_catalog = {**real, FAKE_CODE: spec}
-    monkeypatch.setattr(engine, "load_catalog", lambda: fake_catalog)
-    import dtypelint.cli as cli_mod
-    monkeypatch.setattr(cli_mod, "load_catalog", lambda: fake_catalog)
+    for module in (engine, problems, catalog):  # the CLI imports it from dtypelint.catalog when it runs
+        monkeypatch.setattr(module, "load_catalog", lambda: fake_catalog)
 
     def check(ctx):
         out = []

@@ -49,7 +49,7 @@ def test_dependency_change_invalidates_dependents(tmp_path, monkeypatch, invoke,
     """a.py's result depends on a project-index entry from b.py; editing b.py must re-analyse a.py."""
     from dtypelint.diagnostics import Diagnostic, Position
 
-    def summarize(text, module_name, filename):
+    def summarize(text, module_name, filename, **parsed):
         return {f"{module_name}.flag": "fp32" if "FP32" in text else "low"}
 
     def check(ctx):

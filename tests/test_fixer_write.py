@@ -84,12 +84,13 @@ def _run_failing_replace(tmp_path, monkeypatch):
     from dtypelint.config import Settings
     from dtypelint.engine import RunOptions, build_tasks, run
     from dtypelint.fixer import FixOptions
+    from dtypelint.fixer.run import FileFixer
 
     f = tmp_path / "m.py"
     f.write_bytes(b"import torch\nx = -1e9\n")
     monkeypatch.setattr(os, "replace", lambda a, b: (_ for _ in ()).throw(PermissionError(13, "Permission denied")))
     tasks = build_tasks([(f, Settings(root=tmp_path))])
-    tasks = [t.__class__(**{**t.__dict__, "fix": FixOptions()}) for t in tasks]
+    tasks = [t.__class__(**{**t.__dict__, "fix": FileFixer(FixOptions())}) for t in tasks]
     result = run(tasks, RunOptions(in_process=True))
     codes = [d.code for d in result.diagnostics]
     assert f.read_bytes() == b"import torch\nx = -1e9\n"

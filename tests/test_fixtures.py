@@ -34,8 +34,7 @@ def expectations(path: Path) -> set[tuple[int, str]]:
     return out
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory) -> dict[str, set[tuple[int, str]]]:
+def lint_fixtures(options: RunOptions):
     import os
 
     old = os.getcwd()
@@ -44,9 +43,14 @@ def results(tmp_path_factory) -> dict[str, set[tuple[int, str]]]:
         resolver = ConfigResolver(known_codes=known_codes(), cwd=FIXTURES)
         found = discover([FIXTURES], resolver)
         tasks = build_tasks(found.files)
-        outcome = run(tasks, RunOptions(in_process=True))
+        return tasks, run(tasks, options)
     finally:
         os.chdir(old)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> dict[str, set[tuple[int, str]]]:
+    tasks, outcome = lint_fixtures(RunOptions(in_process=True))
     actual: dict[str, set[tuple[int, str]]] = {t.filename: set() for t in tasks}
     for d in outcome.diagnostics:
         actual.setdefault(d.filename, set()).add((d.start.row, d.code))
@@ -70,6 +74,24 @@ def test_every_hazard_rule_has_fixtures_that_fire():
     hazard_codes = {c for c in load_catalog() if not c.startswith("DTL0")}
     assert hazard_codes, "the catalog has no hazard rules"
     assert hazard_codes <= annotated, f"rules without a firing fixture: {sorted(hazard_codes - annotated)}"
+
+
+def test_findings_do_not_depend_on_how_the_run_is_split(monkeypatch):
+    """Worker processes (each phase parses again), one process sharing each file's tree between the
+    index and the analysis, and one process parsing twice give the same diagnostics, field for field."""
+    from dtypelint import engine
+
+    def diagnostics(options: RunOptions) -> list[dict]:
+        return [d.to_json() for d in lint_fixtures(options)[1].diagnostics]
+
+    shared = diagnostics(RunOptions(in_process=True))
+    monkeypatch.setattr(engine, "IN_PROCESS_BYTES", 0)  # the fixtures are small: force the workers
+    workers = diagnostics(RunOptions(jobs=2))
+    monkeypatch.setattr(engine, "SHARED_TREES_BYTES", 0)
+    parsed_twice = diagnostics(RunOptions(in_process=True))
+    assert shared, "the fixtures produced no findings"
+    assert workers == shared
+    assert parsed_twice == shared
 
 
 # Files of a package linted alone, as pre-commit and editors pass them: the kernel, source, base class or

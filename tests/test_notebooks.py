@@ -10,7 +10,7 @@ import pytest
 from conftest import run_cli
 from dtypelint.edits import apply_edit_groups
 from dtypelint.engine import lint_source
-from dtypelint.notebooks import (
+from dtypelint.source.notebook import (
     NotebookError, NotebookSource, apply_cell_sources, load_notebook, notebook_apply_fixed_source,
 )
 from dtypelint.source import SourceFile

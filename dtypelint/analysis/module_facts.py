@@ -383,7 +383,6 @@ def _param_list(name: str, value: ast.Call, names: Names, local: dict, row: int,
 
 
 def class_facts(cls: ast.ClassDef, names: Names, filename: str) -> ClassFacts:
-    api = load_api()
     qname = f"{names.module_name}.{cls.name}" if names.module_name else cls.name
     bases = tuple(b for b in (names.qualify(b) or (b.id if isinstance(b, ast.Name) else None) for b in cls.bases) if b)
     keep: tuple[str, ...] = ()
@@ -500,8 +499,8 @@ def _statements(body: list[ast.stmt]):
         yield s
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        for field in ("body", "orelse", "finalbody"):
-            sub = getattr(s, field, None)
+        for part in ("body", "orelse", "finalbody"):
+            sub = getattr(s, part, None)
             if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
                 yield from _statements(sub)
         for h in getattr(s, "handlers", []) or []:

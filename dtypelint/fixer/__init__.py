@@ -5,7 +5,7 @@ them.  Pieces:
 
 - :mod:`dtypelint.fixer.loop`: the per-file loop (apply non-overlapping fixes, check
   the result parses and compiles, re-analyse, repeat; bounded; all-or-nothing).
-- :mod:`dtypelint.fixer.run`: the hook the engine calls inside its workers.
+- :mod:`dtypelint.fixer.run`: :class:`FileFixer`, the fix step the engine's workers call after checking a file.
 - :mod:`dtypelint.fixer.write`: atomic writes that keep the file's mode.
 - :mod:`dtypelint.fixer.imports`: :func:`ensure_import` for rules whose fix needs an import.
 - :mod:`dtypelint.fixer.output`: unified diffs and the ``--show-fixes`` listing.

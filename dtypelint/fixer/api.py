@@ -19,11 +19,16 @@ def fix_source(text: str, filename: str = "<stdin>", settings: Settings | None =
     left untouched, if it was) and the diagnostics of the final text.
     """
     from dtypelint.engine import buffer_task, check_source
+    from dtypelint.parse import ParseFailure, parse_module
 
-    task, index = buffer_task(text, filename, settings, index, path)
+    try:
+        tree = parse_module(text, filename)  # parsed once for the index and the first analysis
+    except ParseFailure:
+        tree = None
+    task, index = buffer_task(text, filename, settings, index, path, tree)
 
     def lint(src: SourceFile) -> list[Diagnostic]:
-        outcome, _ = check_source(src, task, index)
+        outcome, _ = check_source(src, task, index, tree if src.text == text else None)
         return outcome.diagnostics
 
     return fix_text(SourceFile.from_text(text), filename, lint, FixOptions(unsafe=unsafe, write=False))

@@ -33,6 +33,7 @@ from typing import Callable, TextIO
 from dtypelint.diagnostics import Diagnostic
 from dtypelint.fixer.loop import FixOptions
 from dtypelint.fixer.output import fixes_listing, unified_diff
+from dtypelint.fixer.run import FileFixer
 from dtypelint.fixer.write import clean_stale_temporaries
 
 PROJECT_ROUNDS = 3
@@ -71,7 +72,7 @@ def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], s
     """
     stdin_mode = stdin_task is not None
     fix_options = FixOptions(unsafe=unsafe, write=not diff and not stdin_mode)
-    tasks = [replace(t, fix=fix_options) for t in tasks]
+    tasks = [replace(t, fix=FileFixer(fix_options)) for t in tasks]
     if fix_options.write:  # temporary files of a killed earlier run (SIGKILL cannot clean up)
         for folder in {t.path.resolve().parent for t in tasks if t.path is not None}:
             clean_stale_temporaries(folder)

@@ -3,7 +3,7 @@
 A notebook arrives as ``notebookDocument/didOpen`` with one text document per cell
 (VS Code names them ``vscode-notebook-cell:...``).  The server joins its Python cells
 into one module, exactly as ``dtypelint check`` does for an ``.ipynb`` file
-(:class:`dtypelint.notebooks.NotebookSource`: a header line per cell, IPython magics
+(:class:`dtypelint.source.notebook.NotebookSource`: a header line per cell, IPython magics
 replaced row for row), so a value made fp32 in one cell and used in a later one is
 followed.  Findings are mapped back and published per cell URI; quick fixes, *ignore*,
 fix-all and hover work inside a cell.  A fix whose edits stay inside one cell is sent
@@ -26,7 +26,7 @@ from lsprotocol import types as T
 from dtypelint.diagnostics import Diagnostic, Edit, Position
 from dtypelint.edits import apply_edit_groups
 from dtypelint.lsp.convert import Lines, character, position, to_lsp, uri_for
-from dtypelint.notebooks import NotebookError, NotebookSource, pythonise_lines
+from dtypelint.source.notebook import NotebookError, NotebookSource, pythonise_lines
 from dtypelint.source import SourceFile
 
 if TYPE_CHECKING:  # pragma: no cover

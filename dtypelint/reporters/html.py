@@ -61,7 +61,7 @@ class Sources:
             if cell is None:
                 self._lines[key] = self.report.source_lines(filename)
             else:
-                from dtypelint.notebooks import cell_source
+                from dtypelint.source.notebook import cell_source
 
                 text = self.report.texts.get(filename)
                 if text is None:
@@ -79,7 +79,7 @@ class Sources:
         if key not in self._spans:
             lines = self.lines(filename, cell)
             if cell is not None:
-                from dtypelint.notebooks import pythonise_lines
+                from dtypelint.source.notebook import pythonise_lines
 
                 lines = pythonise_lines(lines)
             spans: list[tuple[int, int, str]] = []

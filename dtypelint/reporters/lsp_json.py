@@ -28,7 +28,7 @@ def render_lsp(report: Report, out: TextIO, color: bool) -> None:
         converted = []
         for d in diags:
             if d.cell is not None:
-                from dtypelint.notebooks import cell_lines_reader
+                from dtypelint.source.notebook import cell_lines_reader
 
                 converted.append(to_lsp(d, Lines(reader=cell_lines_reader(d.cell)), uri=uri))
             else:

@@ -33,7 +33,6 @@ def judge_events(events, rules: dict[str, object], enabled):
     clean: set[tuple] = set()
     clean_at_entry: set[tuple] = set()
     evaluated: dict[tuple, list] = {}  # (regime, node, root) -> [(verdict, cond)]
-    called = set()
     for e in events:
         for rule in by_kind.get(e.kind, ()):
             v = rule.judge(e)

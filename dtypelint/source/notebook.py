@@ -1,4 +1,4 @@
-"""Jupyter notebooks (``.ipynb``): lint the code cells, report per cell, write fixes back.
+"""Jupyter notebooks (``.ipynb``) as a source format: code cells in, per-cell positions and fixed cells out.
 
 The code cells become one Python module (cells share a namespace, so dataflow
 crosses cells).  Each cell is preceded by a header comment line, and every line
@@ -16,7 +16,8 @@ Diagnostics are mapped back to (cell index, row in cell); ``Diagnostic.cell``
 holds the 0-based index among *all* cells of the notebook (what Jupyter shows as
 cell N+1), and ``--output-format json`` adds it as ``cell``.
 
-Fixes are written back by :func:`notebook_apply_fixed_source`, which replaces
+The engine sees a notebook through :class:`NotebookView` (a :class:`SourceView`), like any
+source format.  Fixes are written back by :func:`notebook_apply_fixed_source`, which replaces
 only the ``source`` values of the cells whose code changed, in place in the
 original JSON text: metadata, outputs, key order, indentation, escapes and the
 trailing newline stay byte for byte as they were.
@@ -31,6 +32,12 @@ from json.decoder import scanstring
 from typing import Any, Callable
 
 from dtypelint.diagnostics import Diagnostic, Edit, Fix, PathStep, Position
+from dtypelint.source import SourceError, SourceFile, SourceView
+
+__all__ = [
+    "CellSpan", "HEADER", "NotebookError", "NotebookSource", "NotebookView", "apply_cell_sources", "cell_lines_reader",
+    "cell_source", "is_code_cell", "load_notebook", "notebook_apply_fixed_source", "pythonise_lines",
+]
 
 HEADER = "# dtypelint-cell: {index}"
 _HEADER_RE = re.compile(r"^# dtypelint-cell: (\d+)$")
@@ -317,12 +324,12 @@ class NotebookSource:
         return result
 
 
+# -- writing back ------------------------------------------------------------------------
+
+
 def pythonise_lines(lines: list[str]) -> list[str]:
     """Lines of one cell (or of cells already joined) with IPython-only lines replaced, row for row."""
     return NotebookSource(text="")._pythonise(lines)
-
-
-# -- writing back ------------------------------------------------------------------------
 
 
 def _render_source(new: str, old_value: Any, old_json: str) -> str:
@@ -393,67 +400,36 @@ def cell_lines_reader(cell: int) -> Callable[[str], str | None]:
     return read
 
 
-# -- the engine's notebook branch --------------------------------------------------------
+# -- the view the engine and the fixer use -----------------------------------------------
 
 
-def check_notebook(data: bytes, task, index):
-    """Lint a notebook's bytes for ``engine.run_check_task``: (FileOutcome, deps or None)."""
-    from dtypelint.engine import FileOutcome, _fail, check_source, problem
-    from dtypelint.source import SourceFile
+class NotebookView(SourceView):
+    """A notebook as Python code: the code cells (magics as placeholders), findings mapped to cells."""
 
-    try:
-        nb_source = NotebookSource.from_bytes(data)
-    except NotebookError as exc:
-        return _fail(FileOutcome(task.filename), problem("DTL002", task.filename, f"cannot analyse notebook: {exc}"), task), {}
-    if not nb_source.text.strip():
-        return FileOutcome(task.filename), {}
-    out, deps = check_source(SourceFile(text=nb_source.text), task, index)
-    out.diagnostics = [nb_source.to_cells(d) for d in out.diagnostics]
-    return out, deps
+    def __init__(self, data: bytes, notebook: NotebookSource):
+        self.data = data
+        self.notebook = notebook
+        self.code = SourceFile(text=notebook.text)
 
-
-def fix_notebook(task, data: bytes, out, index):
-    """``--fix`` for a notebook (called by ``fixer.run.fix_outcome``): fix the Python view, write the cells back.
-
-    The fix loop runs on :attr:`NotebookSource.text` with the diagnostics mapped back
-    to its rows; the result is written into the notebook JSON with
-    :func:`notebook_apply_fixed_source` (only changed cells' ``source`` values), and
-    the remaining diagnostics are mapped to cells again.  ``--diff`` shows the
-    Python view with its cell headers and the magics restored.
-    """
-    from dtypelint.engine import check_source
-    from dtypelint.fixer.loop import FixReport, applicable, fix_text
-    from dtypelint.source import SourceFile
-
-    if out.failed or not applicable(out.diagnostics, task.fix.unsafe):
-        return None
-    try:
-        nb = NotebookSource.from_bytes(data)
-    except NotebookError:
-        return None
-    source = SourceFile(text=nb.text)
-
-    def lint(src: SourceFile) -> list[Diagnostic]:
-        outcome, _ = check_source(src, task, index)
-        return outcome.diagnostics
-
-    initial = [nb.to_virtual(d) for d in out.diagnostics]
-    try:
-        report, diags = fix_text(source, task.filename, lint, task.fix, initial=initial)
-    except Exception as exc:  # a bug in the fixer: leave the notebook untouched, say so
-        report = FixReport(original=source.text, text=source.text, error=f"fixing failed: {type(exc).__name__}: {exc}")
-        diags = initial
-    if report.error is None and report.changed:
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "NotebookView":
         try:
-            new_data = notebook_apply_fixed_source(data, report.text)
-        except (NotebookError, ValueError) as exc:
-            report = FixReport(original=report.original, text=report.original, passes=report.passes,
-                               error=f"cannot write the fixed cells back into the notebook: {exc}")
-            diags = initial
-        else:
-            report.data = new_data
-    mapped = NotebookSource.from_bytes(report.data) if report.data else nb
-    diags = [mapped.to_cells(d) if d.cell is None else d for d in diags]
-    report.original = nb.display(report.original)
-    report.text = nb.display(report.text) if report.changed else report.original
-    return report, diags
+            return cls(data, NotebookSource.from_bytes(data))
+        except NotebookError as exc:
+            raise SourceError("decode", f"cannot analyse notebook: {exc}") from exc
+
+    def to_file(self, d: Diagnostic) -> Diagnostic:
+        return self.notebook.to_cells(d)
+
+    def to_code(self, d: Diagnostic) -> Diagnostic:
+        return self.notebook.to_virtual(d)
+
+    def encode(self, fixed: str) -> tuple[bytes, SourceView]:
+        try:
+            data = notebook_apply_fixed_source(self.data, fixed)
+            return data, NotebookView.from_bytes(data)
+        except (NotebookError, SourceError, ValueError) as exc:
+            raise SourceError("encode", f"cannot write the fixed cells back into the notebook: {exc}") from exc
+
+    def display(self, text: str) -> str:
+        return self.notebook.display(text)
