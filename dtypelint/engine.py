@@ -48,10 +48,6 @@ __all__ = [
 
 # Runs whose files add up to less than this are analysed in this process: starting workers costs more.
 IN_PROCESS_BYTES = 256 * 1024
-# Parsed trees kept between phase 1 and phase 2 in one process, at most this much source text.  A tree
-# takes about 40 times its text in memory: 1 MiB of text (~25,000 lines, a pre-commit run many times
-# over) is ~40 MB; a bigger run parses the rest again rather than hold every tree.
-SHARED_TREES_BYTES = 1024 * 1024
 # The cyclic garbage collector's first threshold during a run (CPython's default is 700).  Parsing and
 # the analysis allocate millions of short-lived objects next to a large, long-lived project index and
 # parse trees; with the default, collections scanning those cost about a third of a cold run.
@@ -116,25 +112,6 @@ class CheckTask:
     fix: FixStep | None = None  # called after checking (--fix, --diff); must be picklable
 
 
-# -- parsed trees shared by the phases in one process -----------------------------------
-
-
-class SharedTrees:
-    """Trees parsed by phase 1, handed to phase 2 in the same process (bounded by source size)."""
-
-    def __init__(self, budget: int | None = None):
-        self.budget = SHARED_TREES_BYTES if budget is None else budget
-        self._trees: dict[tuple[str, str], ast.Module] = {}
-
-    def put(self, path: Path, key: str, text: str, tree: ast.Module) -> None:
-        if len(text) <= self.budget:
-            self.budget -= len(text)
-            self._trees[(str(path), key)] = tree
-
-    def take(self, path: Path | None, key: str) -> ast.Module | None:
-        return self._trees.pop((str(path), key), None) if path is not None else None
-
-
 # -- phase 1: summaries ----------------------------------------------------------------
 
 
@@ -144,32 +121,22 @@ class _SummaryTask:
     module_name: str
 
 
-def _summary_key(content: str, task: _SummaryTask) -> str:
-    return content + ":" + task.module_name
-
-
-def _summarize_task(task: _SummaryTask, cache: Cache, trees: SharedTrees | None = None) -> dict[str, Any]:
+def _summarize_task(task: _SummaryTask, contents: dict[Path, str]) -> dict[str, Any]:
+    """The file's project-index entries.  They are its decoded source (other files read its classes,
+    helpers and kernels from it, parsing it only if they need it), so phase 1 only reads, decodes and
+    hashes each file, in this process (sending sources back from workers would cost more)."""
     try:
         data = task.path.read_bytes()
     except OSError:
         return {}
-    content = content_key(data)
-    key = _summary_key(content, task)
-    cached = cache.get("summary", key)
-    if cached is not None:
-        return cached
+    contents[task.path] = content_key(data)
     try:
         text = SourceFile.from_bytes(data).text
-        tree = parse_module(text, str(task.path))
-        result = analysis.summarize(text, task.module_name, str(task.path), tree=tree)
-        if trees is not None:
-            trees.put(task.path, content, text, tree)
-    except (SourceError, ParseFailure, SyntaxError, ValueError, RecursionError, MemoryError):
-        result = {}
+        return analysis.summarize(text, task.module_name, str(task.path))
+    except (SourceError, ValueError, MemoryError):
+        return {}
     except Exception:  # a bug in summaries must not stop the run; phase 2 reports files
-        result = {}
-    cache.put("summary", key, result)
-    return result
+        return {}
 
 
 # -- phase 2: checks -------------------------------------------------------------------
@@ -245,8 +212,7 @@ def _cached_outcome(task: CheckTask, key: str, index: ProjectIndex, cache: Cache
     return out
 
 
-def _check_bytes(task: CheckTask, data: bytes, index: ProjectIndex, cache: Cache,
-                 trees: SharedTrees | None = None) -> tuple[FileOutcome, SourceView | None]:
+def _check_bytes(task: CheckTask, data: bytes, index: ProjectIndex, cache: Cache) -> tuple[FileOutcome, SourceView | None]:
     content = content_key(data)
     key = _check_key(task, content)
     cached = _cached_outcome(task, key, index, cache)
@@ -257,8 +223,7 @@ def _check_bytes(task: CheckTask, data: bytes, index: ProjectIndex, cache: Cache
     except SourceError as exc:
         code = _SOURCE_ERROR_CODES.get(exc.kind, "DTL002")
         return _fail(FileOutcome(task.filename), problem(code, task.filename, exc.message, row=exc.row), task), None
-    tree = trees.take(task.path, content) if trees is not None else None
-    out, deps = check_source(view.code, task, index, tree)
+    out, deps = check_source(view.code, task, index)
     out.diagnostics = [view.to_file(d) for d in out.diagnostics]
     if deps is not None:  # internal failures are not cached: the next run tries again
         cache.put("check", key, {
@@ -268,7 +233,7 @@ def _check_bytes(task: CheckTask, data: bytes, index: ProjectIndex, cache: Cache
     return out, view
 
 
-def run_check_task(task: CheckTask, index: ProjectIndex, cache: Cache, trees: SharedTrees | None = None) -> FileOutcome:
+def run_check_task(task: CheckTask, index: ProjectIndex, cache: Cache) -> FileOutcome:
     """Lint one file (and hand it to the task's fix step); never raises for a problem with the file itself."""
     data = task.data
     if data is None:
@@ -278,7 +243,7 @@ def run_check_task(task: CheckTask, index: ProjectIndex, cache: Cache, trees: Sh
         except OSError as exc:
             return _fail(FileOutcome(task.filename),
                          problem("DTL004", task.filename, f"cannot read file: {exc.strerror or exc}"), task)
-    out, view = _check_bytes(task, data, index, cache, trees)
+    out, view = _check_bytes(task, data, index, cache)
     if task.fix is None or out.failed:
         return out
     if view is None:  # a cache hit: the fixer needs the source
@@ -326,10 +291,6 @@ def _init_worker(index: ProjectIndex, cache: Cache) -> None:
 
 def _worker_check(task: CheckTask) -> FileOutcome:
     return run_check_task(task, _WORKER_STATE["index"], _WORKER_STATE["cache"])
-
-
-def _worker_summary(task: _SummaryTask) -> dict[str, Any]:
-    return _summarize_task(task, _WORKER_STATE["cache"])
 
 
 @dataclass
@@ -396,20 +357,16 @@ def _run(tasks: list[CheckTask], options: RunOptions, progress: Callable[[], Non
     fixing = any(t.fix is not None for t in tasks)
     in_process = options.in_process or not tasks or (
         not fixing and (jobs == 1 or sum(sizes) < IN_PROCESS_BYTES))
-    trees = SharedTrees() if in_process else None
 
     # phase 1: summaries of every .py file on disk (in-memory buffers are summarised below)
     summary_tasks = [_SummaryTask(t.path, t.module_name) for t in tasks
                      if t.path is not None and t.data is None and t.path.suffix == ".py"]
-    contents: dict[Path, str] = {}  # content keys read here, for the cache lookups of both phases
-    if in_process:
-        parts = [_summarize_task(t, cache, trees) for t in summary_tasks]
-    else:
-        parts = _summaries_in_workers(summary_tasks, cache, jobs, contents)
+    contents: dict[Path, str] = {}  # content keys read here, for the cache lookups of phase 2
+    parts = [_summarize_task(t, contents) for t in summary_tasks]
     index = ProjectIndex.merge(parts)
     for t in tasks:  # in-memory buffers (stdin, editors) contribute to the index too
         if t.data is not None:
-            index = _with_buffer(index, t, trees)
+            index = _with_buffer(index, t)
     # The index lives until the end of the run: the collector need not scan it again, and forked
     # workers do not touch (and so copy) its pages when they collect.
     gc.freeze()
@@ -439,7 +396,7 @@ def _run(tasks: list[CheckTask], options: RunOptions, progress: Callable[[], Non
 
     if in_process:
         for i in todo:
-            outcomes[i] = run_check_task(tasks[i], index, cache, trees)
+            outcomes[i] = run_check_task(tasks[i], index, cache)
             if progress:
                 progress()
     elif todo:
@@ -449,31 +406,6 @@ def _run(tasks: list[CheckTask], options: RunOptions, progress: Callable[[], Non
     return RunResult([o for o in outcomes if o is not None])
 
 
-def _summaries_in_workers(summary_tasks: list[_SummaryTask], cache: Cache, jobs: int,
-                          contents: dict[Path, str]) -> list[dict[str, Any]]:
-    """Phase 1 in workers; cached summaries are read here (``contents`` gets the content keys)."""
-    parts: list[dict[str, Any]] = []
-    todo: list[_SummaryTask] = []
-    for t in summary_tasks:
-        cached = None
-        if cache.enabled:
-            try:
-                contents[t.path] = content = content_key(t.path.read_bytes())
-                cached = cache.get("summary", _summary_key(content, t))
-            except OSError:
-                cached = {}
-        if cached is not None:
-            parts.append(cached)
-        else:
-            todo.append(t)
-    if todo:
-        sizes = [_size_of(t.path) for t in todo]
-        done = _in_parallel(list(range(len(todo))), sizes, _worker_summary, todo, jobs,
-                            (ProjectIndex(), cache), lambda t, m: {}, None)
-        parts.extend(done[i] for i in range(len(todo)))
-    return parts
-
-
 def _size_of(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -481,22 +413,14 @@ def _size_of(path: Path) -> int:
         return 0
 
 
-def _with_buffer(index: ProjectIndex, task: CheckTask, trees: SharedTrees | None = None) -> ProjectIndex:
+def _with_buffer(index: ProjectIndex, task: CheckTask) -> ProjectIndex:
     try:
         view = load_source(task.data or b"", _suffix(task))
     except SourceError:
         return index
     if _suffix(task) != ".py":
         return index
-    text = view.code.text
-    tree = None
-    try:
-        tree = parse_module(text, task.filename)
-    except ParseFailure:
-        return index
-    if trees is not None and task.path is not None:
-        trees.put(task.path, content_key(task.data or b""), text, tree)
-    return index_with_text(index, text, task.module_name, task.filename, tree)
+    return index_with_text(index, view.code.text, task.module_name, task.filename)
 
 
 def index_with_text(index: ProjectIndex, text: str, module_name: str, filename: str,

@@ -48,11 +48,14 @@ def parse(text: str) -> ast.Module | None:
 
 def summarize(text: str, module_name: str, filename: str, tree: ast.Module | None = None) -> dict[str, Any]:
     """Index entries of one file: ``module:<name>`` -> its source (read lazily by the files that import it)."""
-    from dtypelint.analysis.project import module_entry
+    from dtypelint.analysis.project import module_entry, parsed
 
     if not module_name:
         return {}
-    return {"module:" + module_name: module_entry(text, module_name, filename)}
+    entry = module_entry(text, module_name, filename)
+    if tree is not None:
+        parsed(text, entry.source_key, tree)  # files that import this one (in this process) reuse the tree
+    return {"module:" + module_name: entry}
 
 
 @dataclass

@@ -18,11 +18,28 @@ from typing import Any
 from dtypelint.analysis.lattice import Val
 
 
-@dataclass
 class Operand:
-    label: str  # source text as written at the sink (`attn`, `q.float()`)
-    val: Val
-    node: ast.AST | None  # where a cast would be inserted; None for implicit operands (a layer's weight)
+    """One input of a sink: its value, the expression (where a cast would go; None for an implicit
+    operand such as a layer's weight) and its label, the source text as written (spelled on demand:
+    most sinks are fine and never shown)."""
+
+    __slots__ = ("_label", "val", "node", "_fa")
+
+    def __init__(self, label: str | None, val: Val, node: ast.AST | None, fa=None):
+        self._label = label
+        self.val = val
+        self.node = node
+        self._fa = fa
+
+    @property
+    def label(self) -> str:
+        if self._label is None:
+            self._label = self._fa.seg(self.node) if self._fa is not None else "?"
+        return self._label
+
+    @label.setter
+    def label(self, text: str) -> None:
+        self._label = text
 
 
 @dataclass
@@ -33,7 +50,7 @@ class SinkEvent:
     sink: str  # display name of the op (`@`, `F.scaled_dot_product_attention`, `chunk_rwkv7()`)
     operands: tuple[Operand, ...]
     ac: bool  # autocast is on where the sink runs
-    cond: tuple[str, ...]  # path condition of the evaluated state (human-readable clauses)
+    cond: tuple  # the path condition of the evaluated state: its Clauses (each with a `.text`)
     scope: "Scope"
     root: int  # id of the entry function whose analysis reached the sink
     depth: int  # 0: the entry function's own body with assumed arguments

@@ -31,8 +31,11 @@ class Step:
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass(eq=True, slots=True)
 class Val:
+    """Treated as immutable (``dataclasses.replace`` makes changed copies); not frozen because frozen
+    dataclasses are several times slower to build, and the interpreter builds millions of values."""
+
     kind: str  # a TENSORS kind, or scalar/dtype/module/self/none/tuple/pybool/str/func/unknown
     zdim: bool = False  # 0-dim tensor
     prov: tuple[Step, ...] = ()
@@ -160,6 +163,14 @@ def join(a: Val, b: Val) -> Val:
         return b
     if a.kind == b.kind == "tuple" and len(a.items) == len(b.items):
         return Val("tuple", items=tuple(join(x, y) for x, y in zip(a.items, b.items)))
+    if a.kind in ("tuple", "seq") and b.kind in ("tuple", "seq"):
+        # containers of different lengths (a list grown in a loop): a sequence of the joined items
+        items = [i for v in (a, b) for i in (v.items if v.kind == "tuple" else
+                                             ((v.ref,) if isinstance(v.ref, Val) else ()))]
+        elem = None
+        for i in items:
+            elem = i if elem is None else join(elem, i)
+        return Val("seq", ref=elem if elem is not None else UNKNOWN)
     if a.kind == b.kind == "pybool":
         return Val("pybool", const=None)
     if a.kind == b.kind and a.kind in ("scalar", "dtype", "module", "self", "str", "none"):

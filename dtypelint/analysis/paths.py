@@ -20,14 +20,37 @@ from dtypelint.analysis.lattice import Val, join
 MAX_STATES = 16
 
 
-@dataclass(frozen=True)
 class Clause:
-    key: str  # ast.dump of the tested expression (without positions)
-    truth: bool
-    text: str  # how the user reads it: "`cache is None`"
+    """One branch decision on a path: the tested expression (``key``: its structure) and its truth.
+    ``text`` is how the user reads it ("`cache is None`"), spelled only when shown."""
+
+    __slots__ = ("key", "truth", "_text", "_node", "_seg")
+
+    def __init__(self, key: str, truth: bool, text: str | None = None, node: ast.AST | None = None, seg=None):
+        self.key = key
+        self.truth = truth
+        self._text = text
+        self._node = node
+        self._seg = seg
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = "`" + condition_text(self._node, self.truth_as_written, self._seg) + "`"
+        return self._text
+
+    @property
+    def truth_as_written(self) -> bool:
+        return self.truth != fact_of(self._node)[1]
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Clause) and self.key == other.key and self.truth == other.truth
+
+    def __hash__(self) -> int:
+        return hash((self.key, self.truth))
 
 
-@dataclass
+@dataclass(slots=True)
 class State:
     env: dict[str, Val]
     clauses: tuple[Clause, ...] = ()
@@ -43,10 +66,6 @@ class State:
         out.clauses = self.clauses + (clause,)
         out.facts[clause.key] = clause.truth
         return out
-
-    @property
-    def cond(self) -> tuple[str, ...]:
-        return tuple(c.text for c in self.clauses)
 
 
 _KEYS: dict[int, tuple[ast.AST, str]] = {}
@@ -97,9 +116,9 @@ def fact_of(node: ast.AST) -> tuple[str, bool]:
 
 
 def clause(node: ast.AST, truth: bool, seg) -> Clause:
-    """The clause "``node`` is ``truth``", worded as the user would write it."""
+    """The clause "``node`` is ``truth``", worded as the user would write it (when it is shown)."""
     key, negated = fact_of(node)
-    return Clause(key, truth != negated, "`" + condition_text(node, truth, seg) + "`")
+    return Clause(key, truth != negated, None, node, seg)
 
 
 _NEGATED_OPS = {ast.Is: "is not", ast.IsNot: "is", ast.Eq: "!=", ast.NotEq: "==", ast.In: "not in",
@@ -172,44 +191,51 @@ def merge_two(a: State, b: State) -> State:
     return State(env, shared, facts)
 
 
-_LOOSE = (None, ("other",))
-_CONTAINERS = ("tuple", "seq", "dict")
+_FLOAT_KINDS = frozenset({"low", "olp", "fp32", "fp64"})
+_TENSOR_KINDS = _FLOAT_KINDS | {"int", "bool"}
+_CALLABLE = frozenset({"qname", "func", "modclass", "module", "dtype"})
 
 
-def _compatible(da: dict, db: dict) -> bool:
-    """Two states that may share one: values agree, or one side holds a value with no dtype (None, a
-    number) where the other holds a container (`cache = (k, v) if use_cache else None`).  Objects,
-    modules, callables and tensors stay apart."""
-    for k in da.keys() | db.keys():
-        x, y = da.get(k), db.get(k)
-        if x == y:
-            continue
-        if (x in _LOOSE and (y in _LOOSE or y[0] in _CONTAINERS)) or (y in _LOOSE and x[0] in _CONTAINERS):
-            continue
+def _distinct(sx: tuple | None, sy: tuple | None, decision: bool) -> bool:
+    """Whether two values of one variable keep their paths apart: they differ in a dtype the analysis
+    knows (a float tensor on one path, another dtype or an unknown value on the other), in the code a
+    call would run (two different callables or modules), or in a flag the function tests.  A value
+    with no dtype (None, a number, a missing variable) merges with anything."""
+    if sx is None or sy is None:
         return False
-    return True
+    kx, ky = sx[0], sy[0]
+    if kx in _TENSOR_KINDS or ky in _TENSOR_KINDS:
+        if kx in _TENSOR_KINDS and ky in _TENSOR_KINDS:
+            return kx != ky or sx[2] != sy[2]
+        other = ky if kx in _TENSOR_KINDS else kx
+        tensor_kind = kx if kx in _TENSOR_KINDS else ky
+        return other == "unknown" and tensor_kind in _FLOAT_KINDS
+    if kx == ky and kx in _CALLABLE:
+        return True  # (sx != sy: checked by the caller)
+    if kx == "object" or ky == "object":
+        return True  # an object built on one path only (`cache = KVCache(...) if use_cache else None`)
+    if kx == ky == "pybool":
+        return decision
+    if kx == ky and kx in ("tuple", "seq", "dict"):
+        fx = {i for i in (sx[1] if kx != "seq" else (sx[1],)) if i and i[0] in _FLOAT_KINDS}
+        fy = {i for i in (sy[1] if ky != "seq" else (sy[1],)) if i and i[0] in _FLOAT_KINDS}
+        return fx != fy
+    return False
 
 
 def _same_paths(a: State, b: State, live: set[str] | None, decisions: frozenset = frozenset()) -> bool:
-    """States that may share one: every live value agrees in signature (values a branch did not touch
-    are the same objects, so most comparisons are by identity).  A flag's value matters only for the
-    names the function tests (``decisions``)."""
+    """States that may share one: no live variable differs in a way ``_distinct`` keeps apart (values a
+    branch did not touch are the same objects, so most comparisons are by identity)."""
     ea, eb = a.env, b.env
     for k in ea.keys() | eb.keys():
         if live is not None and k not in live and "." not in k:
             continue
         x, y = ea.get(k), eb.get(k)
-        if x is y:
+        if x is y or x is None or y is None:
             continue
-        sx = signature(x) if x is not None else None
-        sy = signature(y) if y is not None else None
-        if sx == sy:
-            continue
-        if k not in decisions and sx is not None and sy is not None and sx[0] == sy[0] == "pybool":
-            continue
-        if (sx in _LOOSE and (sy in _LOOSE or sy[0] in _CONTAINERS)) or (sy in _LOOSE and sx[0] in _CONTAINERS):
-            continue
-        return False
+        sx, sy = signature(x), signature(y)
+        if sx != sy and _distinct(sx, sy, k in decisions):
+            return False
     return True
 
 
@@ -235,12 +261,11 @@ def merge_states(states: list[State], live: set[str] | None = None, limit: int =
         else:
             groups.append(s)
     if len(groups) > limit:
-        # the path-insensitive fallback: join states in signature order (neighbours differ least)
-        ranked = sorted(groups, key=lambda st: repr(sorted(state_signature(st, live).items(), key=lambda kv: kv[0])))
-        per = -(-len(ranked) // limit)
+        # the path-insensitive fallback: join neighbouring states (they come from neighbouring branches)
+        per = -(-len(groups) // limit)
         out = []
-        for i in range(0, len(ranked), per):
-            chunk = ranked[i:i + per]
+        for i in range(0, len(groups), per):
+            chunk = groups[i:i + per]
             acc = chunk[0]
             for st in chunk[1:]:
                 acc = merge_two(acc, st)

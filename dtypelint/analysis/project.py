@@ -19,7 +19,7 @@ from pathlib import Path
 
 MAX_FOREIGN_FILES = 48  # modules read from disk for one analysed file
 MAX_FILE_BYTES = 3_000_000
-_CACHE_SIZE = 256
+_CACHE_SIZE = 64
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ _FOREIGN: "OrderedDict[tuple, object]" = OrderedDict()
 # syntax trees by source hash: a module analysed in this process is not parsed again when another file
 # imports it (bounded: a tree takes tens of times its text in memory)
 _TREES: "OrderedDict[str, ast.Module | None]" = OrderedDict()
-_TREE_CACHE = 256
+_TREE_CACHE = 64
 
 
 def parsed(text: str, key: str | None = None, tree: ast.Module | None = None) -> ast.Module | None:

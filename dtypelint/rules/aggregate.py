@@ -63,8 +63,7 @@ def select(events, rules: dict[str, object], enabled, called: set, executions: d
         if key in seen:
             continue
         seen.add(key)
-        runs = [outer + tuple(c.text for c in clauses) + tuple(c.text for c in extra)
-                for outer, clauses, extra in (executions or {}).get((e.regime, e.root, e.stmt), [])]
+        runs = [outer + clauses + extra for outer, clauses, extra in (executions or {}).get((e.regime, e.root, e.stmt), [])]
         out.append(Judged(f, breaking_condition(f, evaluated.get((f.code, e.regime, id(e.node), e.root), []), runs)))
     return out
 
@@ -79,4 +78,4 @@ def breaking_condition(f: Finding, evaluations: list, runs: list) -> tuple[str, 
         return ()
     common = set.intersection(*breaking)
     everywhere = set.intersection(*([set(c) for c in runs] + [set(cond) for _, cond in evaluations]))
-    return tuple(c for c in f.event.cond if c in common and c not in everywhere)
+    return tuple(c.text for c in f.event.cond if c in common and c not in everywhere)

@@ -49,7 +49,7 @@ class ExprMixin:
         return canonical_torch(q) if q else None
 
     def operand(self, node: ast.AST | None, v: Val) -> Operand:
-        return Operand(self.fa.seg(node), v, node)
+        return Operand(None, v, node, self.fa)
 
     # -- atoms --------------------------------------------------------------------------
     def e_Constant(self, n: ast.Constant, env) -> Val:

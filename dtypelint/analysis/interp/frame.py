@@ -228,9 +228,10 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
             return 1
         return STATES_AT_DEPTH[min(self.depth, len(STATES_AT_DEPTH) - 1)]
 
-    def current_cond(self) -> tuple[str, ...]:
-        extra = tuple(c.text for c in self._replay.clauses) if self._replay is not None else ()
-        return self.outer_cond + self.state.cond + extra
+    def current_cond(self) -> tuple[Clause, ...]:
+        """The clauses of the path being evaluated (with the caller's, for a callee)."""
+        extra = tuple(self._replay.clauses) if self._replay is not None else ()
+        return self.outer_cond + self.state.clauses + extra
 
     def current_clauses(self) -> tuple[Clause, ...]:
         extra = tuple(self._replay.clauses) if self._replay is not None else ()
@@ -409,9 +410,16 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
         # a second pass matters only if the body changed a value the loop reads and that existed before it
         carried = {k for st in states for k in st.env if k in live or "." in k}
         cur = states
+        done: set = set()  # signatures of states the body already ran from
         for _ in range(LOOP_ROUNDS):
             entry: list[State] = []
+            todo = []
             for st in cur:
+                sig = signature_key(state_signature(st, carried))
+                if sig not in done:
+                    done.add(sig)
+                    todo.append(st)
+            for st in todo:
                 st = st.copy()
                 saved = self.state
                 self.state = st

@@ -37,14 +37,14 @@ class SinkMixin:
         starred = any(isinstance(a, ast.Starred) for a in n.args)
         for pname, pos in zip(names, positions):
             if pos < len(n.args) and not starred:
-                ops.append(Operand(self.fa.seg(n.args[pos]), args[pos], n.args[pos]))
+                ops.append(Operand(None, args[pos], n.args[pos], self.fa))
             else:
                 for k in n.keywords:
                     if k.arg == pname:
-                        ops.append(Operand(self.fa.seg(k.value), kwargs.get(pname, Val("unknown")), k.value))
+                        ops.append(Operand(None, kwargs.get(pname, Val("unknown")), k.value, self.fa))
         short = sink.name.rsplit(".", 1)[-1]
         if not sink.args and sink.contract == "matmul":
-            ops = [Operand(self.fa.seg(a), v, a) for a, v in zip(n.args, args) if v.is_tensor or v.kind == "unknown"]
+            ops = [Operand(None, v, a, self.fa) for a, v in zip(n.args, args) if v.is_tensor or v.kind == "unknown"]
             if short == "einsum":
                 eq, _ = self.einsum_parts(n, args)
                 if eq is not None and not self.contracts(eq):
@@ -59,9 +59,9 @@ class SinkMixin:
 
     def index_sink(self, n: ast.AST, sink: str, dest: Val, src: Val, dest_node, src_node, what: str,
                    raises: bool = True, lerp: bool = False) -> None:
-        self.emit("index", n, sink, [Operand(self.fa.seg(dest_node), dest, dest_node),
-                                     Operand(self.fa.seg(src_node) if src_node is not None else "the assigned value",
-                                             src, src_node)],
+        self.emit("index", n, sink, [Operand(None, dest, dest_node, self.fa),
+                                     Operand(None if src_node is not None else "the assigned value", src, src_node,
+                                             self.fa)],
                   what=what, raises=raises, lerp=lerp)
 
     def subscript_store(self, target: ast.Subscript, v: Val, env: dict[str, Val], value_node) -> None:
@@ -94,7 +94,7 @@ class SinkMixin:
             value_nodes = list(n.args[pos:pos + (2 if op in ("clamp", "clip", "clamp_") else 1)])
             value_nodes += [k.value for k in n.keywords if k.arg in ("value", "min", "max", "fill_value")]
         dest = Val(kind) if kind else Val("unknown")
-        self.emit("fill", n, op, [Operand(self.fa.seg(v), Val("scalar"), v) for v in value_nodes],
+        self.emit("fill", n, op, [Operand(None, Val("scalar"), v, self.fa) for v in value_nodes],
                   dest=dest, dest_node=dest_node, op=op)
 
     def residual_check(self, n: ast.AST, a: Val, b: Val, ln, rn) -> bool:
@@ -102,7 +102,7 @@ class SinkMixin:
         for x, y, xn, yn in ((a, b, ln, rn), (b, a, rn, ln)):
             if x.kept and x.kind in ("fp32", "fp64") and not x.zdim and y.kind in ("low", "olp") and not y.zdim \
                     and self.is_residual(yn, xn):
-                self.emit("residual", n, "+", [Operand(self.fa.seg(xn), x, xn), Operand(self.fa.seg(yn), y, yn)])
+                self.emit("residual", n, "+", [Operand(None, x, xn, self.fa), Operand(None, y, yn, self.fa)])
                 return True
         return False
 
