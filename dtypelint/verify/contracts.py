@@ -40,6 +40,7 @@ class SinkEvent:
     dtypes: tuple[str, ...]
     ok: bool
     message: str = ""
+    where: tuple[tuple[str, int], ...] = ()  # the user's (file, line) frames at the call, innermost first
 
 
 def _packets(*ops):
@@ -136,11 +137,16 @@ def check_call(func, args, kwargs) -> SinkEvent | None:
 
 
 class ContractMode(TorchDispatchMode):
-    """Record the dtypes reaching dtype-strict ops; raise on a broken contract when ``enforce``."""
+    """Record the dtypes reaching dtype-strict ops; raise on a broken contract when ``enforce``.
 
-    def __init__(self, enforce: bool):
+    ``watch`` (a :class:`dtypelint.verify.tracing.Watch`) ties each broken contract to the
+    user's source lines on the stack.
+    """
+
+    def __init__(self, enforce: bool, watch=None):
         super().__init__()
         self.enforce = enforce
+        self.watch = watch
         self.events: list[SinkEvent] = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -150,7 +156,24 @@ class ContractMode(TorchDispatchMode):
         except Exception:  # a checker bug must not mask the real behaviour
             event = None
         if event is not None:
+            if not event.ok and self.watch is not None:
+                event = SinkEvent(event.op, event.dtypes, event.ok, event.message, self.watch.stack())
             self.events.append(event)
             if not event.ok and self.enforce:
                 raise RuntimeError(event.message)
         return func(*args, **kwargs)
+
+
+def check_user_sink(name: str, contract: str, values: dict) -> SinkEvent:
+    """The contract of a sink declared in ``[tool.dtypelint.sinks]``, on its named arguments."""
+    ts = {k: v for k, v in values.items() if isinstance(v, torch.Tensor) and v.is_floating_point()}
+    dts = tuple(str(t.dtype) for t in ts.values())
+    if contract == "half-only":
+        wide = [k for k, t in ts.items() if t.dtype not in (torch.float16, torch.bfloat16)]
+        if wide:
+            return SinkEvent(name, dts, False, f"{name} accepts only float16/bfloat16 inputs, got "
+                             + ", ".join(f"{k}: {ts[k].dtype}" for k in wide))
+    if len({t.dtype for t in ts.values()}) > 1:
+        return SinkEvent(name, dts, False, f"{name} requires equal dtypes, got "
+                         + ", ".join(f"{k}: {t.dtype}" for k, t in ts.items()))
+    return SinkEvent(name, dts, True)

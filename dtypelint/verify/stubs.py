@@ -10,15 +10,24 @@ Python code passes, exactly as here.
 
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
 import sys
 import types
 from contextlib import contextmanager
 
 import torch
 
-from dtypelint.verify.contracts import SinkEvent
+from dtypelint.verify.contracts import SinkEvent, check_user_sink
 
 EVENTS: list[SinkEvent] = []
+_WATCH = [None]  # the run's tracing.Watch, to tie broken contracts to the user's lines
+
+
+def _where():
+    watch = _WATCH[0]
+    return watch.stack() if watch is not None else ()
 
 
 def _flash_check(name, q, k, v):
@@ -32,7 +41,7 @@ def _flash_check(name, q, k, v):
     else:
         EVENTS.append(SinkEvent(name, dts, True))
         return
-    EVENTS.append(SinkEvent(name, dts, False, msg))
+    EVENTS.append(SinkEvent(name, dts, False, msg, _where()))
     raise RuntimeError(msg)
 
 
@@ -63,7 +72,7 @@ def memory_efficient_attention(query, key, value, attn_bias=None, p=0.0, scale=N
     if not (query.dtype == key.dtype == value.dtype):
         msg = ("Query/Key/Value should all have the same dtype\n"
                f"  query.dtype: {query.dtype}\n  key.dtype  : {key.dtype}\n  value.dtype: {value.dtype}")
-        EVENTS.append(SinkEvent("memory_efficient_attention", dts, False, msg))
+        EVENTS.append(SinkEvent("memory_efficient_attention", dts, False, msg, _where()))
         raise ValueError(msg)
     EVENTS.append(SinkEvent("memory_efficient_attention", dts, True))
     return torch.empty((*query.shape[:-1], value.shape[-1]), dtype=query.dtype, device=query.device)
@@ -86,17 +95,99 @@ def _modules() -> dict[str, types.ModuleType]:
     return {"flash_attn": fa, "flash_attn.flash_attn_interface": fai, "xformers": xf, "xformers.ops": ops}
 
 
+def real_package_usable(name: str, device: str) -> bool:
+    """A real flash-attn / xformers is used only on a CUDA device, and only when it imports."""
+    if device != "cuda":
+        return False
+    try:
+        mod = importlib.import_module(name)
+    except Exception:
+        return False
+    return not getattr(mod, "__dtypelint_stub__", False)
+
+
 @contextmanager
-def stubs_installed():
-    """Install the stand-ins in ``sys.modules`` (replacing any real package) for the duration."""
-    saved = {name: sys.modules.get(name) for name in _modules()}
-    sys.modules.update(_modules())
+def stubs_installed(watch=None, device: str = "cpu"):
+    """Install the stand-ins in ``sys.modules`` for the duration (on CUDA, an installed real
+    flash-attn / xformers is kept: its own checks raise)."""
+    stand_ins = {name: mod for name, mod in _modules().items()
+                 if not real_package_usable(name.split(".")[0], device)}
+    saved = {name: sys.modules.get(name) for name in stand_ins}
+    sys.modules.update(stand_ins)
     EVENTS.clear()
+    _WATCH[0] = watch
     try:
         yield EVENTS
     finally:
+        _WATCH[0] = None
         for name, mod in saved.items():
             if mod is None:
                 sys.modules.pop(name, None)
             else:
                 sys.modules[name] = mod
+
+
+def _checked(fn, name: str, contract: str, args_names: tuple[str, ...], positions: tuple[int, ...], events: list):
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        sig = None
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        values = {}
+        bound = None
+        if sig is not None:
+            try:
+                bound = sig.bind_partial(*args, **kwargs).arguments
+            except TypeError:
+                bound = None
+        for arg, pos in zip(args_names, positions):
+            if bound is not None and arg in bound:
+                values[arg] = bound[arg]
+            elif arg in kwargs:
+                values[arg] = kwargs[arg]
+            elif pos < len(args):
+                values[arg] = args[pos]
+        event = check_user_sink(name, contract, values)
+        if not event.ok:
+            event = SinkEvent(event.op, event.dtypes, False, event.message, _where())
+            events.append(event)
+            raise RuntimeError(event.message)
+        events.append(event)
+        return fn(*args, **kwargs)
+
+    wrapper.__dtypelint_sink__ = fn
+    return wrapper
+
+
+@contextmanager
+def user_sinks_installed(sinks, modules, events: list):
+    """Wrap each sink declared in ``[tool.dtypelint.sinks]`` (``SinkSpec``) with its contract check,
+    where it is defined and wherever ``modules`` (the project's imported modules) hold it."""
+    undo: list[tuple[object, str, object]] = []
+    for spec in sinks:
+        modname, _, attr = spec.name.rpartition(".")
+        try:
+            owner = importlib.import_module(modname) if modname else None
+        except Exception:
+            owner = None
+        original = getattr(owner, attr, None) if owner is not None else None
+        if original is None:
+            original = next((getattr(m, attr) for m in modules if getattr(m, attr, None) is not None
+                             and getattr(getattr(m, attr), "__module__", "") == modname), None)
+        if original is None or not callable(original):
+            continue
+        wrapped = _checked(original, spec.name, spec.contract, spec.args, spec.positions, events)
+        for holder in [owner, *modules]:
+            if holder is None:
+                continue
+            for key, value in list(vars(holder).items()):
+                if value is original:
+                    undo.append((holder, key, value))
+                    setattr(holder, key, wrapped)
+    try:
+        yield
+    finally:
+        for holder, key, value in reversed(undo):
+            setattr(holder, key, value)
