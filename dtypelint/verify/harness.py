@@ -36,6 +36,8 @@ REGIMES = ("autocast", "half", "loaded")
 RUN_REGIMES = (*REGIMES, "float32")
 DEVICE_ALIAS: dict[str, str] = {}  # tests run the CUDA code path on CPU tensors: {"cuda": "cpu"}
 
+CPU_UNSUPPORTED = re.compile(r"not implemented for '(Half|BFloat16)'|Unsupported dtype (Half|BFloat16)|"
+                             r"does not support (Half|half|BFloat16|bfloat16)")
 DTYPE_ERROR = re.compile(
     r"dtype|scalar type|c10::Half|c10::BFloat16|\bHalf\b|\bBFloat16\b|FlashAttention only support|"
     r"without overflow|must share|should be the same|result type \w+ can't be cast", re.IGNORECASE)
@@ -82,6 +84,7 @@ class RunSetup:
     purge: str = "package"  # forget the whole top-level package before importing ("module": only the module)
     reference: bool = False  # compare the output with an fp32 run of the same weights
     user_sinks: tuple = ()  # dtypelint.config.SinkSpec
+    stand_ins: bool = True  # install the flash-attn / xformers stand-ins
 
 
 @dataclass
@@ -103,6 +106,7 @@ class RunResult:
     max_rel_err: float | None = None
     nonfinite: bool = False  # the output holds NaN or inf
     kept_fp32: bool = False  # loaded regime: the module holds float32 parameters the loader kept
+    cpu_unsupported: bool = False  # a CPU kernel lacks the low-precision dtype (not a hazard on a GPU)
     output: Any = field(default=None, repr=False)
 
     @property
@@ -358,7 +362,7 @@ def run_regime(root: Path, module_name: str, spec: HarnessSpec, regime: str, see
     watch = Watch(setup.watch)
     user_events: list = []
     with ExitStack() as stack:
-        stub_events = stack.enter_context(stubs_installed(watch, placement))
+        stub_events = stack.enter_context(stubs_installed(watch, placement, setup.stand_ins))
         try:
             mod = stack.enter_context(_module_for(Path(root), module_name, setup))
         except Exception as exc:
@@ -419,7 +423,9 @@ def run_regime(root: Path, module_name: str, spec: HarnessSpec, regime: str, see
             result.error, result.error_type = _first_line(exc), type(exc).__name__
             result.frames = watch.traceback_frames(exc.__traceback__)
             result.sinks = [*contracts.events, *stub_events, *user_events]
-            result.dtype_error = is_dtype_error(exc, result.frames) or bool(result.violations)
+            result.cpu_unsupported = placement == "cpu" and bool(CPU_UNSUPPORTED.search(str(exc)))
+            result.dtype_error = not result.cpu_unsupported and (is_dtype_error(exc, result.frames)
+                                                                 or bool(result.violations))
             _finish_trace(result, tracer, probe)
             return result
         finally:

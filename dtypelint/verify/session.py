@@ -42,6 +42,9 @@ class Harness:
     init_flags: dict[str, bool] = field(default_factory=dict)
 
 
+RANK = {"not-run": 0, "not-reproduced": 1, "reproduced": 2}
+
+
 @dataclass
 class Attribution:
     kind: str  # "finding", "other", "path", "elsewhere", "none"
@@ -50,8 +53,39 @@ class Attribution:
     where: tuple[str, int] | None = None
 
 
+@dataclass
+class Outcome:
+    """What one harness showed about a finding."""
+
+    status: str
+    spec: HarnessSpec
+    result: RunResult | None
+    attribution: Attribution
+    fixes: frozenset = frozenset()
+    note: str = ""
+    unreached: bool = False  # the flagged line (or the path's source) never ran
+
+
+def _summarise(tried: list[tuple[str, str]], best: "Outcome | None") -> str:
+    """The best harness' note first, then the others in short."""
+    if not tried:
+        return ""
+    first = next((t for t in tried if best is not None and t[1] == best.note), tried[0])
+    rest = [t for t in tried if t is not first]
+    text = f"{first[0]}: {first[1]}"
+    if rest:
+        text += " (also tried " + "; ".join(f"{name}: {note[:100]}" for name, note in rest[:3]) + \
+            (f"; and {len(rest) - 3} more" if len(rest) > 3 else "") + ")"
+    return text
+
+
 def _short(path: str) -> str:
     return Path(path).name
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class Session:
@@ -69,6 +103,8 @@ class Session:
         for f in self.by_key.values():
             self.probe.setdefault(os.path.realpath(f.path), set()).update(self.lines[f.key])
         self.compute = getattr(torch, job.compute_dtype)
+        sources = [self.text(p) for p in {job.path, *(f.path for f in job.findings)}]
+        self.stand_ins = any("flash_attn" in t or "xformers" in t for t in sources)
 
     # -- sources and variants ------------------------------------------------------------------
 
@@ -103,6 +139,7 @@ class Session:
     def watched(self, fixes: frozenset) -> tuple[str, ...]:
         patched, _, _ = self.variant(fixes)
         files = {f.path for f in self.by_key.values()} | {self.job.path}
+        files |= {p for f in self.job.findings for p, _ in f.steps}
         return tuple(sorted(files | {copy for copy, _ in patched.values()}))
 
     def to_original(self, fixes: frozenset, where):
@@ -126,7 +163,7 @@ class Session:
             probe[os.path.realpath(copy)] = {n for n in range(1, text.count("\n") + 2) if m(n) in wanted}
         setup = RunSetup(device=self.job.device, watch=self.watched(fixes), probe=probe, patched=patched,
                          roots=(Path(self.job.project_root),), purge="module", reference=reference,
-                         user_sinks=tuple(self.job.user_sinks))
+                         user_sinks=tuple(self.job.user_sinks), stand_ins=self.stand_ins)
         result = run_regime(self.root, self.job.module_name, spec, regime, setup=setup)
         self.runs[key] = result
         return result
@@ -150,7 +187,8 @@ class Session:
 
         patched, _, _ = self.variant(frozenset())
         setup = RunSetup(patched=patched, roots=(Path(self.job.project_root),), purge="module")
-        with stubs_installed(device=self.job.device), _module_for(self.root, self.job.module_name, setup) as mod:
+        with stubs_installed(device=self.job.device, enabled=self.stand_ins), \
+                _module_for(self.root, self.job.module_name, setup) as mod:
             return mod
 
     def _harness(self, target: targets_mod.Target, regime: str) -> Harness:
@@ -176,14 +214,19 @@ class Session:
             if not (isinstance(obj, type) and issubclass(obj, torch.nn.Module)):
                 raise NotBuildable(f"{target.name} is not an nn.Module subclass")
             build = construction(obj, vars(mod), source, torch)
-            init_desc, init_flags, values = build.description, build.flags, build.values
-            torch.manual_seed(0)
-            try:
-                model = obj(**build.kwargs())
-            except Exception as exc:
-                raise NotBuildable(f"{build.description} failed: {type(exc).__name__}: {str(exc)[:200]}") from None
+            init_flags, values = build.flags, build.values
+            model, failures = None, []
+            for init_desc, make_kwargs in build.attempts():
+                torch.manual_seed(0)
+                try:
+                    model = obj(**make_kwargs())
+                    break
+                except Exception as exc:
+                    failures.append(f"{init_desc} failed: {type(exc).__name__}: {first_line(exc)[:200]}")
+            if model is None:
+                raise NotBuildable("; ".join(failures[:2]))
             fn = getattr(model, target.method)
-            base = HarnessSpec(factory=target.name, init=lambda t, b=build: b.kwargs(), method=target.method,
+            base = HarnessSpec(factory=target.name, init=lambda t, k=make_kwargs: k(), method=target.method,
                                compute_dtype=compute)
             base = self._loader(base, obj, mod, regime, build)
             call_desc = f"{init_desc}.{target.method}"
@@ -222,14 +265,18 @@ class Session:
         for _, name, owner in sorted(owners, key=lambda o: o[:2]):
             try:
                 owner_build = construction(owner, vars(mod), self.text(self.job.path), torch)
-                torch.manual_seed(0)
-                instance = owner(**owner_build.kwargs())
-            except Exception:
+            except NotBuildable:
                 continue
-            if submodule_of(instance, cls) is not None:
-                return replace(base, container=name, container_init=lambda t, b=owner_build: b.kwargs(),
-                               loader="transformers" if is_transformers_model(owner) else "",
-                               description=owner_build.description)
+            for desc, make_kwargs in owner_build.attempts():
+                try:
+                    torch.manual_seed(0)
+                    instance = owner(**make_kwargs())
+                except Exception:
+                    continue
+                if submodule_of(instance, cls) is not None:
+                    return replace(base, container=name, container_init=lambda t, k=make_kwargs: k(),
+                                   loader="transformers" if is_transformers_model(owner) else "", description=desc)
+                break
         return base
 
     # -- attribution -----------------------------------------------------------------------------
@@ -306,77 +353,106 @@ class Session:
         if not candidates:
             out.status, out.detail = "not-run", why
             return
-        notes: list[str] = []
-        best: tuple | None = None
+        tried: list[tuple[str, str]] = []  # (target, note) of the harnesses that did not reproduce it
+        best: Outcome | None = None
         for target in candidates:
             h = self.harness(target, regime)
             if h.spec is None:
-                notes.append(f"{target.describe()}: {h.why}")
+                tried.append((target.describe(), h.why))
                 continue
-            status, attribution, spec, fixes, result, note = self._reproduce(finding, regime, h)
-            if status == "reproduced":
-                best = (status, attribution, spec, fixes, result, note)
+            outcome = self._reproduce(finding, regime, h)
+            if outcome.status == "reproduced":
+                best = outcome
                 break
-            notes.append(f"{target.describe()}: {note}")
-            if best is None or (best[0] == "not-run" and status == "not-reproduced"):
-                best = (status, attribution, spec, fixes, result, note)
-        if best is None:
-            out.status, out.detail = "not-run", "no harness: " + "; ".join(notes)
+            tried.append((target.describe(), outcome.note))
+            if best is None or RANK[outcome.status] > RANK[best.status]:
+                best = outcome
+        if best is None or best.status != "reproduced":
+            out.status = best.status if best is not None else "not-run"
+            out.detail = _summarise(tried, best)
+            if best is not None:
+                out.harness = best.spec.description
+                out.output_dtype = best.result.output_dtype if best.result is not None else None
+            if best is None:
+                out.detail = "no harness: " + out.detail
             return
-        status, attribution, spec, fixes, result, note = best
-        out.harness = spec.description if spec is not None else ""
-        out.output_dtype = result.output_dtype if result is not None else None
-        if status != "reproduced":
-            out.status, out.detail = status, "; ".join(notes)
-            return
+        out.harness = best.spec.description
+        out.output_dtype = best.result.output_dtype
         out.status = "reproduced"
-        out.with_fixes = [self.by_key[k].label() for k in sorted(fixes)]
-        f, line = attribution.where if attribution.where else (finding.path, finding.row)
-        out.detail = f"{attribution.evidence} at {_short(f)}:{line}"
-        if attribution.kind == "path":
+        out.with_fixes = [self.by_key[k].label() for k in sorted(best.fixes)]
+        a = best.attribution
+        f, line = a.where if a.where else (finding.path, finding.row)
+        out.detail = f"{a.evidence} at {_short(f)}:{line}"
+        if a.kind == "path":
             out.detail += " (on the finding's dataflow path)"
-        self._check_fix(finding, regime, spec, fixes, out)
+        self._check_fix(finding, regime, best.spec, best.fixes, out)
 
-    def _reproduce(self, finding: FindingRef, regime: str, h: Harness):
-        """(status, attribution, spec, fixes, last result, note)."""
+    def _source_ran(self, result: RunResult, finding: FindingRef, fixes: frozenset) -> bool:
+        """The dataflow path's first step (where the float32 comes from) ran, when it is in a traced file."""
+        if not finding.steps:
+            return True
+        path, row = finding.steps[0]
+        real = os.path.realpath(path)
+        if real not in {os.path.realpath(f) for f in self.watched(frozenset())}:
+            return True
+        wanted = {(real, n) for n in targets_mod.statement_lines(self.text(path), row)}
+        return any(self.to_original(fixes, (f, line)) in wanted for f, hit in result.lines.items() for line in hit)
+
+    def _reproduce(self, finding: FindingRef, regime: str, h: Harness) -> "Outcome":
         variants = [h.spec] + [replace(h.spec, extra_kwargs=flags, description=f"{h.spec.description} with "
                                        + ", ".join(f"{k}={v}" for k, v in flags.items()))
                                for flags in h.flags[:MAX_FLAG_VARIANTS]]
-        note, last = "", None
+        first: Outcome | None = None
         for spec in variants:
-            fixes: frozenset = frozenset()
-            for _ in range(MAX_CONTEXT + 1):
-                result = self.run(spec, regime, fixes)
-                last = result
-                a = self.attribute(result, finding, fixes)
-                if a.kind in ("finding", "path"):
-                    return "reproduced", a, spec, fixes, result, ""
-                if a.kind == "other" and a.other.fix is not None and a.other.key not in fixes:
-                    try:
-                        self.variant(fixes | {a.other.key})
-                    except FixError:
-                        note = f"blocked: the run fails first at {a.other.label()} ({a.evidence}), whose fix " \
-                               "cannot be combined"
-                        break
-                    fixes = fixes | {a.other.key}
-                    continue
-                break
-            if a.kind == "other":
-                note = note or f"blocked: the run fails first at {a.other.label()} ({a.evidence})"
-                return "not-reproduced", a, spec, fixes, result, note
-            if a.kind == "elsewhere":
-                where = f" at {_short(a.where[0])}:{a.where[1]}" if a.where else ""
-                return "not-reproduced", a, spec, fixes, result, f"failed elsewhere first: {a.evidence}{where}"
-            if result.stage in ("import", "build") or (result.error and not result.dtype_error):
-                note = f"{spec.description}: {result.error_type}: {result.error}"
-                if result.device == "fake-cuda" and result.stage == "run":
-                    note += " (fake CUDA tensors cannot run this; a CUDA machine can: --device cuda)"
-                return "not-run", a, spec, fixes, result, note
-            if self.ran_flagged(result, finding, fixes):
-                return "not-reproduced", a, spec, fixes, result, \
-                    f"ran clean through the flagged line with {spec.description} (output {result.output_dtype})"
-            note = f"the flagged line never ran with {spec.description}"
-        return "not-reproduced", Attribution("none"), variants[-1], frozenset(), last, note
+            outcome = self._attempt(finding, regime, spec)
+            if outcome.status != "not-run" or not outcome.unreached:
+                return outcome
+            first = first or outcome
+        return first
+
+    def _attempt(self, finding: FindingRef, regime: str, spec: HarnessSpec) -> "Outcome":
+        fixes: frozenset = frozenset()
+        note = ""
+        for _ in range(MAX_CONTEXT + 1):
+            result = self.run(spec, regime, fixes)
+            a = self.attribute(result, finding, fixes)
+            if a.kind in ("finding", "path"):
+                return Outcome("reproduced", spec, result, a, fixes)
+            if result.cpu_unsupported:
+                return Outcome("not-run", spec, result, a, fixes,
+                               f"the CPU kernel has no {self.job.compute_dtype} implementation ({result.error}); "
+                               "a CUDA machine has one: --device cuda")
+            if a.kind == "other" and a.other.fix is not None and a.other.key not in fixes:
+                try:
+                    self.variant(fixes | {a.other.key})
+                except FixError:
+                    note = f"blocked: the run fails first at {a.other.label()} ({a.evidence}), whose fix " \
+                           "cannot be combined with the others"
+                    break
+                fixes = fixes | {a.other.key}
+                continue
+            break
+        if a.kind == "other":
+            return Outcome("not-run", spec, result, a, fixes,
+                           note or f"blocked: the run fails first at {a.other.label()} ({a.evidence}), which has no fix")
+        if a.kind == "elsewhere":
+            where = f" at {_short(a.where[0])}:{a.where[1]}" if a.where else ""
+            return Outcome("not-run", spec, result, a, fixes,
+                           f"blocked: the run fails first with a dtype error no finding names: {a.evidence}{where}")
+        if result.stage in ("import", "build") or (result.error and not result.dtype_error):
+            note = f"{result.error_type}: {result.error}"
+            if result.device == "fake-cuda" and result.stage == "run":
+                note += " (fake CUDA tensors cannot run this; a CUDA machine can: --device cuda)"
+            return Outcome("not-run", spec, result, a, fixes, note)
+        if not self.ran_flagged(result, finding, fixes):
+            return Outcome("not-run", spec, result, a, fixes, "the flagged line never ran with these inputs",
+                           unreached=True)
+        if not self._source_ran(result, finding, fixes):
+            return Outcome("not-run", spec, result, a, fixes,
+                           f"the float32 source of the dataflow path (line {finding.steps[0][1]}) never ran: this "
+                           "module alone gets compute-dtype inputs", unreached=True)
+        return Outcome("not-reproduced", spec, result, a, fixes,
+                       f"ran clean through the flagged line (output {result.output_dtype})")
 
     def _check_fix(self, finding: FindingRef, regime: str, spec: HarnessSpec, context: frozenset,
                    out: VerifyResult) -> None:

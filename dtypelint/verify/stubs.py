@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.machinery
 import inspect
 import sys
 import types
@@ -78,18 +79,25 @@ def memory_efficient_attention(query, key, value, attn_bias=None, p=0.0, scale=N
     return torch.empty((*query.shape[:-1], value.shape[-1]), dtype=query.dtype, device=query.device)
 
 
+def _module(name: str) -> types.ModuleType:
+    mod = types.ModuleType(name)
+    mod.__spec__ = importlib.machinery.ModuleSpec(name, None, origin="dtypelint verify stand-in")
+    mod.__dtypelint_stub__ = True
+    return mod
+
+
 def _modules() -> dict[str, types.ModuleType]:
-    fa = types.ModuleType("flash_attn")
+    fa = _module("flash_attn")
     fa.__dtypelint_stub__ = True
     for fn in (flash_attn_func, flash_attn_varlen_func, flash_attn_qkvpacked_func, flash_attn_kvpacked_func):
         setattr(fa, fn.__name__, fn)
-    fai = types.ModuleType("flash_attn.flash_attn_interface")
+    fai = _module("flash_attn.flash_attn_interface")
     for fn in (flash_attn_func, flash_attn_varlen_func, flash_attn_qkvpacked_func, flash_attn_kvpacked_func):
         setattr(fai, fn.__name__, fn)
     fa.flash_attn_interface = fai
-    xf = types.ModuleType("xformers")
+    xf = _module("xformers")
     xf.__dtypelint_stub__ = True
-    ops = types.ModuleType("xformers.ops")
+    ops = _module("xformers.ops")
     ops.memory_efficient_attention = memory_efficient_attention
     xf.ops = ops
     return {"flash_attn": fa, "flash_attn.flash_attn_interface": fai, "xformers": xf, "xformers.ops": ops}
@@ -107,11 +115,12 @@ def real_package_usable(name: str, device: str) -> bool:
 
 
 @contextmanager
-def stubs_installed(watch=None, device: str = "cpu"):
+def stubs_installed(watch=None, device: str = "cpu", enabled: bool = True):
     """Install the stand-ins in ``sys.modules`` for the duration (on CUDA, an installed real
-    flash-attn / xformers is kept: its own checks raise)."""
+    flash-attn / xformers is kept: its own checks raise).  ``enabled=False`` installs none (the
+    project does not use these kernels: a library probing for them must not find stand-ins)."""
     stand_ins = {name: mod for name, mod in _modules().items()
-                 if not real_package_usable(name.split(".")[0], device)}
+                 if enabled and not real_package_usable(name.split(".")[0], device)}
     saved = {name: sys.modules.get(name) for name in stand_ins}
     sys.modules.update(stand_ins)
     EVENTS.clear()

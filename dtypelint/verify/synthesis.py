@@ -35,6 +35,10 @@ class Construction:
     description: str
     flags: dict[str, bool] = field(default_factory=dict)  # bool parameters kept at their defaults
     values: dict[str, Any] = field(default_factory=dict)  # the size values used (for input shapes)
+    variants: list[tuple[str, Callable[[], dict]]] = field(default_factory=list)  # tried when kwargs() fails
+
+    def attempts(self) -> list[tuple[str, Callable[[], dict]]]:
+        return [(self.description, self.kwargs), *self.variants]
 
 
 def _params(fn) -> list[inspect.Parameter]:
@@ -221,6 +225,8 @@ def construction(cls, namespace: dict, source: str, torch) -> Construction:
     flags: dict[str, bool] = {}
     described: list[str] = []
     values: dict[str, Any] = {}
+    sub_configs: list[tuple[str, str, type]] = []  # (parameter, attribute, config class): composite configs
+    none_sizes: dict[str, int] = {}  # size parameters whose default is None
     for p in params:
         name, has_default = p.name, p.default is not p.empty
         if name.lower() in CONFIG_NAMES and (not has_default or p.default is None):
@@ -231,6 +237,7 @@ def construction(cls, namespace: dict, source: str, torch) -> Construction:
                 described.append(f"{name}=tiny {config_cls.__name__}")
                 sample = tiny_config(config_cls)
                 values.update({k: v for k, v in vars(sample).items() if isinstance(v, int) and sizes.role_of(k)})
+                sub_configs += [(name, attr, config_cls) for attr, v in vars(sample).items() if _is_config_instance(v)]
             else:
                 ns = namespace_config(source, name)
                 if not vars(ns):
@@ -243,6 +250,8 @@ def construction(cls, namespace: dict, source: str, torch) -> Construction:
         if has_default:
             if isinstance(p.default, bool):
                 flags[name] = p.default
+            if p.default is None and sizes.role_of(name):
+                none_sizes[name] = sizes.VALUES[sizes.role_of(name)]
             value = sizes.shrink(name, p.default)
             if value is not p.default and value != p.default:
                 fixed[name] = value
@@ -278,4 +287,12 @@ def construction(cls, namespace: dict, source: str, torch) -> Construction:
     def kwargs() -> dict:
         return {**fixed, **{k: make() for k, make in lazy.items()}}
 
-    return Construction(kwargs, f"{cls.__name__}({', '.join(described)})", flags, values)
+    variants: list[tuple[str, Callable[[], dict]]] = []
+    for param, attr, config_cls in sub_configs:  # a module of a composite model takes one of its sub-configs
+        def sub(param=param, attr=attr, config_cls=config_cls) -> dict:
+            return {**kwargs(), param: getattr(tiny_config(config_cls), attr)}
+        variants.append((f"{cls.__name__}({param}=tiny {config_cls.__name__}.{attr})", sub))
+    if none_sizes:  # a size defaulting to None that the code uses as a number
+        variants.append((f"{cls.__name__}({', '.join([*described, *(f'{k}={v}' for k, v in none_sizes.items())])})",
+                         lambda: {**kwargs(), **none_sizes}))
+    return Construction(kwargs, f"{cls.__name__}({', '.join(described)})", flags, values, variants)

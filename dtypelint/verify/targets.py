@@ -110,19 +110,32 @@ def _references(node: ast.AST, names: set[str]) -> bool:
     return False
 
 
+def _using_parts(node: ast.AST) -> list[ast.AST]:
+    """Where a class can use another: its methods, except weight initialisers (``isinstance`` checks)."""
+    if not isinstance(node, ast.ClassDef):
+        return [node]
+    return [n for n in node.body if not (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                         and n.name.startswith("_init_"))]
+
+
+def _has_forward(node: ast.AST) -> bool:
+    return isinstance(node, ast.ClassDef) and any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "forward" for n in node.body)
+
+
 def _users(defs: list, name: str, path_rows: set[int]) -> list[tuple[ast.AST, int]]:
-    """Classes that (transitively, through classes and functions of the file) use ``name``."""
+    """Classes with a ``forward`` that (transitively, through classes and functions of the file) use ``name``."""
     found: list[tuple[ast.AST, int]] = []
     frontier, seen, depth = {name}, {name}, 0
     while frontier and depth < 3:
         depth += 1
         nxt = set()
         for node in defs:
-            if node.name in seen or not _references(node, frontier):
+            if node.name in seen or not any(_references(part, frontier) for part in _using_parts(node)):
                 continue
             seen.add(node.name)
             nxt.add(node.name)
-            if isinstance(node, ast.ClassDef):
+            if _has_forward(node):
                 found.append((node, depth))
         frontier = nxt
 
