@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import tempfile
 from contextlib import contextmanager
+from typing import Callable
 
 import torch
 
@@ -76,15 +77,38 @@ def is_transformers_model(cls) -> bool:
                for k in getattr(cls, "__mro__", ()))
 
 
+_CHECKPOINTS: dict[tuple, str] = {}  # (class, arguments) -> a saved tiny checkpoint (the fixed copies load it too)
+
+
+def _key_of(cls, kwargs: dict) -> tuple:
+    def describe(v):
+        to_json = getattr(v, "to_json_string", None)
+        return to_json() if callable(to_json) else repr(v)
+
+    return (cls.__module__, cls.__qualname__, tuple(sorted((k, describe(v)) for k, v in kwargs.items())))
+
+
 def load_with_transformers(cls, kwargs: dict, compute):
-    """Build the tiny model in float32, save it, and load it back in the compute dtype."""
-    model = cls(**kwargs)
-    with tempfile.TemporaryDirectory(prefix="dtypelint-verify-") as folder:
-        model.save_pretrained(folder)
-        try:
-            return cls.from_pretrained(folder, dtype=compute)
-        except TypeError:  # releases before `dtype=` took over from `torch_dtype=`
-            return cls.from_pretrained(folder, torch_dtype=compute)
+    """Build the tiny model in float32, save it (once per class and arguments), and load it back with
+    ``from_pretrained(..., dtype=compute)``."""
+    key = _key_of(cls, kwargs)
+    folder = _CHECKPOINTS.get(key)
+    if folder is None:
+        folder = tempfile.mkdtemp(prefix="dtypelint-verify-ckpt-")
+        cls(**kwargs).save_pretrained(folder)
+        _CHECKPOINTS[key] = folder
+    try:
+        return cls.from_pretrained(folder, dtype=compute)
+    except TypeError:  # releases before `dtype=` took over from `torch_dtype=`
+        return cls.from_pretrained(folder, torch_dtype=compute)
+
+
+def clear_checkpoints() -> None:
+    import shutil
+
+    for folder in _CHECKPOINTS.values():
+        shutil.rmtree(folder, ignore_errors=True)
+    _CHECKPOINTS.clear()
 
 
 def finite_weights(model) -> None:
@@ -96,17 +120,27 @@ def finite_weights(model) -> None:
                 t.copy_((torch.randn(t.shape, generator=gen) * 0.02).to(t.dtype))
 
 
-def build_class(cls, kwargs: dict, regime: str, compute, loader: str = ""):
-    """An instance of ``cls`` built for ``regime`` (on CPU)."""
+def build_class(cls, kwargs: dict | Callable[[], dict], regime: str, compute, loader: str = "", notes=None):
+    """An instance of ``cls`` built for ``regime`` (on CPU).  ``kwargs`` may be a callable giving fresh
+    arguments; ``notes`` (a list) receives a line when the library loader failed and was emulated."""
+    make = kwargs if callable(kwargs) else (lambda: dict(kwargs))
     if regime == "loaded":
+        model = None
         if loader == "transformers" and is_transformers_model(cls):
-            model = load_with_transformers(cls, kwargs, compute)
+            try:
+                model = load_with_transformers(cls, make(), compute)
+            except Exception as exc:
+                if notes is not None:
+                    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                    notes.append(f"from_pretrained failed ({type(exc).__name__}: {text[:120]}); loading emulated")
+        if model is not None:
+            pass
         else:
             with default_dtype(compute):
-                model = cls(**kwargs)
+                model = cls(**make())
             apply_keep_in_fp32(model, str(compute).replace("torch.", ""))
     else:
-        model = cls(**kwargs)
+        model = cls(**make())
         if regime == "half":
             model = model.to(compute)
     finite_weights(model)

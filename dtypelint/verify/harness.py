@@ -107,6 +107,7 @@ class RunResult:
     nonfinite: bool = False  # the output holds NaN or inf
     kept_fp32: bool = False  # loaded regime: the module holds float32 parameters the loader kept
     cpu_unsupported: bool = False  # a CPU kernel lacks the low-precision dtype (not a hazard on a GPU)
+    notes: list = field(default_factory=list)  # how the build departed from the plan (loader emulated)
     output: Any = field(default=None, repr=False)
 
     @property
@@ -265,7 +266,7 @@ def _output_dtype(out):
     return None
 
 
-def _build(mod, spec: HarnessSpec, regime: str, compute, torch):
+def _build(mod, spec: HarnessSpec, regime: str, compute, torch, notes: list | None = None):
     """(callable, args, kwargs, model) for the regime, on CPU."""
     from dtypelint.verify.build import build_class, finite_weights, submodule_of
 
@@ -301,12 +302,12 @@ def _build(mod, spec: HarnessSpec, regime: str, compute, torch):
     if spec.container and build_regime == "loaded":
         outer_cls = getattr(mod, spec.container)
         outer_init = spec.container_init(torch) if callable(spec.container_init) else dict(spec.container_init)
-        outer = build_class(outer_cls, outer_init, "loaded", compute, spec.loader)
+        outer = build_class(outer_cls, outer_init, "loaded", compute, spec.loader, notes)
         model = submodule_of(outer, cls)
         if model is None:
             raise LookupError(f"{spec.container} holds no {spec.factory}")
     else:
-        model = build_class(cls, init, build_regime, compute, spec.loader)
+        model = build_class(cls, init, build_regime, compute, spec.loader, notes)
     return getattr(model, spec.method), args, kwargs, model
 
 
@@ -372,7 +373,7 @@ def run_regime(root: Path, module_name: str, spec: HarnessSpec, regime: str, see
             return result
         torch.manual_seed(seed)
         try:
-            call, args, kwargs, model = _build(mod, spec, regime, compute, torch)
+            call, args, kwargs, model = _build(mod, spec, regime, compute, torch, result.notes)
             if model is not None:
                 model.eval()
         except Exception as exc:

@@ -13,6 +13,7 @@ run of the same weights is measured.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import tempfile
 import time
@@ -30,6 +31,7 @@ from dtypelint.verify.overlay import FixError, LineMap, apply_fixes, write_copie
 from dtypelint.verify.results import VerifyResult
 from dtypelint.verify.synthesis import NotBuildable, construction
 
+log = logging.getLogger("dtypelint.verify")
 MAX_CONTEXT = 4  # other findings' fixes applied to get past them
 MAX_FLAG_VARIANTS = 4
 
@@ -164,7 +166,10 @@ class Session:
         setup = RunSetup(device=self.job.device, watch=self.watched(fixes), probe=probe, patched=patched,
                          roots=(Path(self.job.project_root),), purge="module", reference=reference,
                          user_sinks=tuple(self.job.user_sinks), stand_ins=self.stand_ins)
+        started = time.monotonic()
         result = run_regime(self.root, self.job.module_name, spec, regime, setup=setup)
+        log.debug("%.2fs %s %s fixes=%s: %s", time.monotonic() - started, regime, spec.description[:80],
+                  sorted(fixes), result.summary()[:120])
         self.runs[key] = result
         return result
 
@@ -256,13 +261,14 @@ class Session:
             return replace(base, loader="transformers")
         if keep_in_fp32_names(cls, self.job.compute_dtype):
             return base
+        holders = targets_mod.containers(self.text(self.job.path), cls.__name__)
         owners = []
-        for name, value in vars(mod).items():
-            if (isinstance(value, type) and issubclass(value, torch.nn.Module) and value is not cls
-                    and value.__module__ == mod.__name__
+        for name, size in holders.items():
+            value = getattr(mod, name, None)
+            if (isinstance(value, type) and issubclass(value, torch.nn.Module)
                     and (keep_in_fp32_names(value, self.job.compute_dtype) or is_transformers_model(value))):
-                owners.append((not keep_in_fp32_names(value, self.job.compute_dtype), name, value))
-        for _, name, owner in sorted(owners, key=lambda o: o[:2]):
+                owners.append((not keep_in_fp32_names(value, self.job.compute_dtype), size, name, value))
+        for _, _, name, owner in sorted(owners, key=lambda o: o[:3])[:3]:
             try:
                 owner_build = construction(owner, vars(mod), self.text(self.job.path), torch)
             except NotBuildable:
@@ -376,7 +382,7 @@ class Session:
             if best is None:
                 out.detail = "no harness: " + out.detail
             return
-        out.harness = best.spec.description
+        out.harness = best.spec.description + "".join(f"; {n}" for n in best.result.notes)
         out.output_dtype = best.result.output_dtype
         out.status = "reproduced"
         out.with_fixes = [self.by_key[k].label() for k in sorted(best.fixes)]
@@ -516,5 +522,8 @@ def verify_job(job: ModuleJob):
     finally:
         import shutil
 
+        from dtypelint.verify.build import clear_checkpoints
+
+        clear_checkpoints()
         shutil.rmtree(session.tmp, ignore_errors=True)
         importlib.invalidate_caches()

@@ -95,6 +95,17 @@ def shrink(name: str, default):
     return small if default > small else default
 
 
+def shrink_attribute(name: str, value):
+    """Like :func:`shrink`, for a config attribute: also large ``*_dim`` / ``*_size`` / ``*_channel(s)``
+    values with no known role (a vocoder's ``upsample_initial_channel``), which make a tiny model slow."""
+    new = shrink(name, value)
+    if new is value or new == value:
+        if (isinstance(value, int) and not isinstance(value, bool) and value > 256 and role_of(name) is None
+                and name.lower().endswith(("_dim", "_size", "_channels", "_channel"))):
+            return VALUES["width"]
+    return new
+
+
 def guess_scalar(name: str, annotation: str = ""):
     """A value for a required non-size parameter, by its name or annotation; raises LookupError."""
     n = name.lower()

@@ -110,7 +110,7 @@ def _shrink_instance(cfg, depth: int = 0) -> None:
         if _is_config_instance(value) and depth < 3:
             _shrink_instance(value, depth + 1)
             continue
-        new = sizes.shrink(name, value)
+        new = sizes.shrink_attribute(name, value)
         if new is not value and new != value:
             try:
                 setattr(cfg, name, new)

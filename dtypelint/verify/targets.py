@@ -170,3 +170,26 @@ def targets_for(text: str, row: int, path_rows: set[int] | None = None) -> tuple
         why = f"uses {enclosing.name}" + (f" and holds the dataflow path's line {holds[0]}" if holds else "")
         out.append(Target("class", node.name, "forward", why))
     return out[:MAX_CANDIDATES], ""
+
+
+def containers(text: str, name: str) -> dict[str, int]:
+    """Classes of the file that hold ``name`` (directly or through other classes of the file), with the
+    number of the file's classes each one holds: the smallest model around a module is built first."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    classes = {d.name: d for d in _top_level(tree) if isinstance(d, ast.ClassDef)}
+    uses = {n: {m for m in classes if m != n and any(_references(part, {m}) for part in _using_parts(node))}
+            for n, node in classes.items()}
+    out = {}
+    for owner in classes:
+        seen, todo = set(), [owner]
+        while todo:
+            for used in uses[todo.pop()]:
+                if used not in seen:
+                    seen.add(used)
+                    todo.append(used)
+        if name in seen:
+            out[owner] = len(seen)
+    return out
