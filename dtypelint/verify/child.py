@@ -53,7 +53,9 @@ def main(job, conn, quiet: bool = True) -> None:
     try:
         import torch
 
-        torch.set_num_threads(max(1, job.threads))
+        # one thread: modules run in parallel processes, and a forked child must not use the OpenMP pool of a
+        # parent that ran ops (the tests) -- GNU OpenMP is not fork-safe
+        torch.set_num_threads(1)
         from dtypelint.verify.session import verify_job
 
         for result in verify_job(job):

@@ -122,7 +122,6 @@ def plan_jobs(diagnostics, tasks_by_name, options: VerifyOptions, device: str, p
     by_file: dict[str, list] = {}
     for ref, task in refs:
         by_file.setdefault(ref.path, []).append((ref, task))
-    cores = os.cpu_count() or 1
     jobs = []
     for path, items in by_file.items():
         task = items[0][1]
@@ -137,8 +136,7 @@ def plan_jobs(diagnostics, tasks_by_name, options: VerifyOptions, device: str, p
             project_root=str(settings.root.resolve()), findings=[r for r, _ in items], regimes=regimes,
             others=others, compute_dtype=settings.compute_dtype, device=device, harness=settings.verify.harness,
             user_sinks=settings.sinks, timeout=options.timeout or settings.verify.timeout,
-            memory_mb=options.memory_limit or settings.verify.memory_limit_mb,
-            threads=max(1, cores // max(1, parallel))))
+            memory_mb=options.memory_limit or settings.verify.memory_limit_mb))
     return [j for j in jobs if any(j.regimes.values())], skipped
 
 

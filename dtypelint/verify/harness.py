@@ -282,6 +282,7 @@ def _build(mod, spec: HarnessSpec, regime: str, compute, torch, notes: list | No
         return getattr(mod, spec.factory), args, kwargs, None
     if spec.kind == "factory":
         module_path, _, name = spec.factory.partition(":")
+        sys.modules.pop(module_path, None)  # fresh: it imports the module under test (original or fixed)
         make = getattr(importlib.import_module(module_path), name)
         if build_regime == "loaded":
             from dtypelint.verify.build import apply_keep_in_fp32, default_dtype

@@ -55,7 +55,6 @@ class ModuleJob:
     user_sinks: tuple = ()
     timeout: float = 120.0
     memory_mb: int = 4096
-    threads: int = 1
 
 
 def import_root(path: Path, module_name: str) -> Path:

@@ -98,7 +98,7 @@ class Session:
         self.tmp = Path(tempfile.mkdtemp(prefix="dtypelint-verify-"))
         self.variants: dict[frozenset, tuple[dict, dict[str, LineMap], dict[str, str]]] = {}
         self.harnesses: dict[tuple, Harness] = {}
-        self.runs: dict[tuple, RunResult] = {}
+        self.runs: dict[tuple, tuple[HarnessSpec, RunResult]] = {}
         self.by_key = {f.key: f for f in [*job.others, *job.findings]}
         self.lines = {f.key: self._statement(f) for f in self.by_key.values()}
         self.probe: dict[str, set[int]] = {}
@@ -155,9 +155,9 @@ class Session:
     # -- running ---------------------------------------------------------------------------------
 
     def run(self, spec: HarnessSpec, regime: str, fixes: frozenset = frozenset(), reference: bool = False) -> RunResult:
-        key = (id(spec), regime, fixes, reference)
+        key = (id(spec), regime, fixes, reference)  # the cache keeps ``spec`` alive: its id is not reused
         if key in self.runs:
-            return self.runs[key]
+            return self.runs[key][1]
         patched, maps, _ = self.variant(fixes)
         probe = dict(self.probe)
         for orig, (copy, text) in patched.items():
@@ -170,7 +170,7 @@ class Session:
         result = run_regime(self.root, self.job.module_name, spec, regime, setup=setup)
         log.debug("%.2fs %s %s fixes=%s: %s", time.monotonic() - started, regime, spec.description[:80],
                   sorted(fixes), result.summary()[:120])
-        self.runs[key] = result
+        self.runs[key] = (spec, result)
         return result
 
     # -- harnesses -------------------------------------------------------------------------------
@@ -438,13 +438,20 @@ class Session:
                 fixes = fixes | {a.other.key}
                 continue
             break
+        reached = self.ran_flagged(result, finding, fixes) and self._source_ran(result, finding, fixes)
+        if a.kind in ("other", "elsewhere") and reached:
+            where = f" at {_short(a.where[0])}:{a.where[1]}" if a.where else ""
+            return Outcome("not-reproduced", spec, result, a, fixes,
+                           f"the flagged line ran clean; the run failed later: {a.evidence}{where}")
         if a.kind == "other":
             return Outcome("not-run", spec, result, a, fixes,
-                           note or f"blocked: the run fails first at {a.other.label()} ({a.evidence}), which has no fix")
+                           note or f"blocked: the run fails first at {a.other.label()} ({a.evidence}), which has no fix",
+                           unreached=True)
         if a.kind == "elsewhere":
             where = f" at {_short(a.where[0])}:{a.where[1]}" if a.where else ""
             return Outcome("not-run", spec, result, a, fixes,
-                           f"blocked: the run fails first with a dtype error no finding names: {a.evidence}{where}")
+                           f"blocked: the run fails first with a dtype error no finding names: {a.evidence}{where}",
+                           unreached=True)
         if result.stage in ("import", "build") or (result.error and not result.dtype_error):
             note = f"{result.error_type}: {result.error}"
             if result.device == "fake-cuda" and result.stage == "run":
