@@ -81,6 +81,10 @@ def _summarise(tried: list[tuple[str, str]], best: "Outcome | None") -> str:
     return text
 
 
+def _out_of_memory(result: RunResult) -> bool:
+    return result.error_type == "MemoryError" or "can't allocate memory" in (result.error or "")
+
+
 def _short(path: str) -> str:
     return Path(path).name
 
@@ -247,6 +251,9 @@ class Session:
                 if probe.ok or probe.dtype_error:
                     return Harness(spec, flags=flag_variants(fn), init_flags=init_flags)
                 last = f"{probe.error_type}: {probe.error}"
+                if _out_of_memory(probe):
+                    raise NotBuildable(f"{call_desc}: the module exhausted the memory limit ({self.job.memory_mb} MiB): "
+                                       f"{last[:200]}")
                 if probe.stage in ("import", "build"):
                     raise NotBuildable(f"{call_desc}: {last[:300]}")
         raise NotBuildable(f"no input shape fits {call_desc} ({tried} tried; last: {last[:200]})")
@@ -454,6 +461,8 @@ class Session:
                            unreached=True)
         if result.stage in ("import", "build") or (result.error and not result.dtype_error):
             note = f"{result.error_type}: {result.error}"
+            if _out_of_memory(result):
+                note = f"the module exhausted the memory limit ({self.job.memory_mb} MiB): {note}"
             if result.device == "fake-cuda" and result.stage == "run":
                 note += " (fake CUDA tensors cannot run this; a CUDA machine can: --device cuda)"
             return Outcome("not-run", spec, result, a, fixes, note)
