@@ -309,8 +309,8 @@ def _parse_verify(table: dict[str, Any], where: str) -> VerifySettings:
             raise ConfigError(f"{where} unknown key 'verify.{key}'")
         expected = VERIFY_KEYS[key]
         if isinstance(value, bool) or not isinstance(value, expected):
-            kind = "number" if expected == (int, float) else expected.__name__
-            raise ConfigError(f"{where} key 'verify.{key}' must be a {kind}, got {type(value).__name__}")
+            kind = {(int, float): "a number", int: "an integer", dict: "a table"}[expected]
+            raise ConfigError(f"{where} key 'verify.{key}' must be {kind}, got {type(value).__name__}")
     harness = []
     for target, factory in table.get("harness", {}).items():
         if not _TARGET.match(target):

@@ -75,9 +75,17 @@ def _floats(values) -> list[torch.Tensor]:
     return [v for v in values if isinstance(v, torch.Tensor) and v.is_floating_point()]
 
 
+def _mixed_devices(values) -> bool:
+    """Tensors (dim >= 1) on different devices: a device error on a GPU, not a dtype contract."""
+    kinds = {v.device.type for v in tree_leaves(values) if isinstance(v, torch.Tensor) and v.dim() > 0}
+    return len(kinds) > 1
+
+
 def check_call(func, args, kwargs) -> SinkEvent | None:
     """The contract event of one ATen call, or None when ``func`` is not a sink."""
     name = str(func.overloadpacket.__name__) if hasattr(func, "overloadpacket") else str(func)
+    if _mixed_devices((args, kwargs)):
+        return None
     if func in MATMUL or func in CONV or func in SDPA:
         ts = _floats(tree_leaves((args[:3], {k: v for k, v in kwargs.items() if k in ("input", "weight", "bias")})))
         if func in SDPA:

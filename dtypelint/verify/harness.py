@@ -122,7 +122,8 @@ class RunResult:
 
 
 _LOADED: dict[str, tuple] = {}  # module name -> the variant it was last imported as (reused while unchanged)
-_TOUCHED: set[str] = set()  # every file ever overlaid (its modules are forgotten when the variant changes)
+_TOUCHED: set[str] = set()
+_ROOTS: dict[str, str] = {}  # top-level package -> the import root it was last imported from  # every file ever overlaid (its modules are forgotten when the variant changes)
 
 
 def preload() -> None:
@@ -159,8 +160,9 @@ def _module_for(root: Path, module_name: str, setup: RunSetup):
             stale = [module_name, *modules_from([*_TOUCHED, *setup.patched, *(c for c, _ in setup.patched.values())])]
             purge(stale)
             _TOUCHED.update([*setup.patched, *(c for c, _ in setup.patched.values())])
-            if setup.purge == "package":
-                _top_purge(top)
+            if setup.purge == "package" or _ROOTS.get(top, str(root)) != str(root):
+                _top_purge(top)  # another tree with the same package names: nothing of the old one may stay
+            _ROOTS[top] = str(root)
         try:
             module = importlib.import_module(module_name)
             _LOADED[module_name] = fingerprint
