@@ -471,7 +471,7 @@ def _run_fake_cuda(model, call, args, kwargs, compute, contracts, probe, tracer)
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    from dtypelint.verify.fakecuda import FakeIndexing, cuda_available, fake_input, to_fake_cuda
+    from dtypelint.verify.fakecuda import FakeIndexing, cuda_available, to_fake_cuda
 
     fake = FakeTensorMode(allow_non_fake_inputs=True)
     if model is not None:

@@ -255,7 +255,7 @@ def _input_set(params, kinds, layout, picks) -> InputSet:
     return InputSet(make, desc)
 
 
-def flag_variants(fn, defaults_only: bool = True) -> list[dict]:
+def flag_variants(fn) -> list[dict]:
     """Keyword variants that flip each boolean parameter with a default (a branch the defaults skip)."""
     out = []
     try:

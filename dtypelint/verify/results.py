@@ -11,7 +11,7 @@ lines, and the reporters render them.  ``status`` is one of:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 STATUSES = ("reproduced", "not-reproduced", "not-run")
@@ -93,6 +93,3 @@ def counts(results: list[VerifyResult]) -> dict[str, int]:
     out["total"] = len(results)
     return out
 
-
-def as_dict(result: VerifyResult) -> dict[str, Any]:
-    return asdict(result)

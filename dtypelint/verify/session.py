@@ -41,7 +41,6 @@ class Harness:
     spec: HarnessSpec | None
     why: str = ""  # why none could be built
     flags: list[dict] = field(default_factory=list)  # keyword variants to reach a skipped branch
-    init_flags: dict[str, bool] = field(default_factory=dict)
 
 
 RANK = {"not-run": 0, "not-reproduced": 1, "reproduced": 2}
@@ -216,14 +215,14 @@ class Session:
             raise NotBuildable(f"{self.job.module_name} has no attribute {target.name}")
         source = self.text(self.job.path)
         if target.kind == "function":
-            fn, model, values, init_desc, init_flags = obj, None, {}, "", {}
+            fn, model, values = obj, None, {}
             base = HarnessSpec(factory=target.name, kind="function", compute_dtype=compute)
             call_desc = target.name
         else:
             if not (isinstance(obj, type) and issubclass(obj, torch.nn.Module)):
                 raise NotBuildable(f"{target.name} is not an nn.Module subclass")
             build = construction(obj, vars(mod), source, torch)
-            init_flags, values = build.flags, build.values
+            values = build.values
             model, failures = None, []
             for init_desc, make_kwargs in build.attempts():
                 torch.manual_seed(0)
@@ -237,7 +236,7 @@ class Session:
             fn = getattr(model, target.method)
             base = HarnessSpec(factory=target.name, init=lambda t, k=make_kwargs: k(), method=target.method,
                                compute_dtype=compute)
-            base = self._loader(base, obj, mod, regime, build)
+            base = self._loader(base, obj, mod, regime)
             call_desc = f"{init_desc}.{target.method}"
         if base.container:
             call_desc = f"{call_desc} (inside {base.description})"
@@ -249,7 +248,7 @@ class Session:
                 spec = replace(base, make_inputs=inputs.make, description=f"{call_desc}({inputs.description})")
                 probe = self.run(spec, "float32")
                 if probe.ok or probe.dtype_error:
-                    return Harness(spec, flags=flag_variants(fn), init_flags=init_flags)
+                    return Harness(spec, flags=flag_variants(fn))
                 last = f"{probe.error_type}: {probe.error}"
                 if _out_of_memory(probe):
                     raise NotBuildable(f"{call_desc}: the module exhausted the memory limit ({self.job.memory_mb} MiB): "
@@ -258,7 +257,7 @@ class Session:
                     raise NotBuildable(f"{call_desc}: {last[:300]}")
         raise NotBuildable(f"no input shape fits {call_desc} ({tried} tried; last: {last[:200]})")
 
-    def _loader(self, base: HarnessSpec, cls, mod, regime: str, build) -> HarnessSpec:
+    def _loader(self, base: HarnessSpec, cls, mod, regime: str) -> HarnessSpec:
         """For the loaded regime: the model whose keep lists (or library loader) decide the dtypes."""
         from dtypelint.verify.build import is_transformers_model, keep_in_fp32_names, submodule_of
 
@@ -317,8 +316,6 @@ class Session:
                 stacks.append((f"contract: {v.message} (inputs {', '.join(d.replace('torch.', '') for d in v.dtypes)})",
                                v.where))
         promotions = [(p.describe(), (p.where,)) for p in result.promotions]
-        me = os.path.realpath(finding.path)
-        mine = self.lines[finding.key]
         for evidence, stack in [*stacks, *promotions]:
             for where in stack:
                 if self._owner(where, fixes) is finding:
@@ -339,7 +336,6 @@ class Session:
             return Attribution("elsewhere", evidence=evidence, where=self.to_original(fixes, stack[0]))
         if result.dtype_error:
             return Attribution("elsewhere", evidence=f"{result.error_type}: {result.error}")
-        del me, mine
         return Attribution("none")
 
     def ran_flagged(self, result: RunResult, finding: FindingRef, fixes: frozenset) -> bool:

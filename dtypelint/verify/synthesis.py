@@ -33,7 +33,6 @@ class Construction:
 
     kwargs: Callable[[], dict]
     description: str
-    flags: dict[str, bool] = field(default_factory=dict)  # bool parameters kept at their defaults
     values: dict[str, Any] = field(default_factory=dict)  # the size values used (for input shapes)
     variants: list[tuple[str, Callable[[], dict]]] = field(default_factory=list)  # tried when kwargs() fails
 
@@ -222,7 +221,6 @@ def construction(cls, namespace: dict, source: str, torch) -> Construction:
         params = []
     fixed: dict[str, Any] = {}
     lazy: dict[str, Callable[[], Any]] = {}
-    flags: dict[str, bool] = {}
     described: list[str] = []
     values: dict[str, Any] = {}
     sub_configs: list[tuple[str, str, type]] = []  # (parameter, attribute, config class): composite configs
@@ -248,8 +246,6 @@ def construction(cls, namespace: dict, source: str, torch) -> Construction:
                 values.update({k: v for k, v in vars(ns).items() if isinstance(v, int) and sizes.role_of(k)})
             continue
         if has_default:
-            if isinstance(p.default, bool):
-                flags[name] = p.default
             if p.default is None and sizes.role_of(name):
                 none_sizes[name] = sizes.VALUES[sizes.role_of(name)]
             value = sizes.shrink(name, p.default)
@@ -295,4 +291,4 @@ def construction(cls, namespace: dict, source: str, torch) -> Construction:
     if none_sizes:  # a size defaulting to None that the code uses as a number
         variants.append((f"{cls.__name__}({', '.join([*described, *(f'{k}={v}' for k, v in none_sizes.items())])})",
                          lambda: {**kwargs(), **none_sizes}))
-    return Construction(kwargs, f"{cls.__name__}({', '.join(described)})", flags, values, variants)
+    return Construction(kwargs, f"{cls.__name__}({', '.join(described)})", values, variants)
