@@ -47,6 +47,9 @@ def _quiet() -> None:
 def main(job, conn, quiet: bool = True) -> None:
     """Entry point of the child: verify ``job`` and send each result (a dict) over ``conn``."""
     sys.dont_write_bytecode = True  # never leave __pycache__ files in the user's tree
+    import faulthandler
+
+    faulthandler.disable()  # a crash of the user's code is reported by the parent, not dumped on its terminal
     if quiet:
         _quiet()
     limit_memory(job.memory_mb)

@@ -109,7 +109,7 @@ class Session:
             self.probe.setdefault(os.path.realpath(f.path), set()).update(self.lines[f.key])
         self.compute = getattr(torch, job.compute_dtype)
         sources = [self.text(p) for p in {job.path, *(f.path for f in job.findings)}]
-        self.stand_ins = any("flash_attn" in t or "xformers" in t for t in sources)
+        self.stand_ins = any(k in t for t in sources for k in ("flash_attn", "xformers", "apex"))
 
     # -- sources and variants ------------------------------------------------------------------
 

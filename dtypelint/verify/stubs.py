@@ -79,6 +79,64 @@ def memory_efficient_attention(query, key, value, attn_bias=None, p=0.0, scale=N
     return torch.empty((*query.shape[:-1], value.shape[-1]), dtype=query.dtype, device=query.device)
 
 
+def _equal_inputs(name: str, **tensors) -> None:
+    """Fused norm / rotary kernels read every input with the input's dtype: mixed dtypes raise."""
+    present = {k: t for k, t in tensors.items() if isinstance(t, torch.Tensor)}
+    first = next(iter(present.values()))
+    dts = tuple(str(t.dtype) for t in present.values())
+    odd = next((k for k, t in present.items() if t.dtype != first.dtype), None)
+    if odd is None:
+        EVENTS.append(SinkEvent(name, dts, True))
+        return
+    short = {torch.float16: "Half", torch.bfloat16: "BFloat16", torch.float32: "Float", torch.float64: "Double"}
+    msg = f"expected scalar type {short.get(first.dtype, first.dtype)} but found {short.get(present[odd].dtype)}" \
+          f" ({name}: `{odd}`)"
+    EVENTS.append(SinkEvent(name, dts, False, msg, _where()))
+    raise RuntimeError(msg)
+
+
+def _rms(x, weight, eps):
+    y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+    return y * weight if weight is not None else y
+
+
+def rms_norm(x, weight, epsilon=1e-6, *args, **kwargs):
+    _equal_inputs("rms_norm", x=x, weight=weight)
+    return _rms(x, weight, epsilon)
+
+
+def layer_norm(x, weight, bias=None, epsilon=1e-5, *args, **kwargs):
+    _equal_inputs("layer_norm", x=x, weight=weight, bias=bias)
+    return torch.nn.functional.layer_norm(x, x.shape[-1:], weight, bias, epsilon)
+
+
+def rms_norm_fn(x, weight, bias=None, *args, eps=1e-6, **kwargs):
+    _equal_inputs("rms_norm_fn", x=x, weight=weight, bias=bias)
+    out = _rms(x, weight, eps)
+    return out + bias if bias is not None else out
+
+
+def layer_norm_fn(x, weight, bias=None, *args, eps=1e-5, **kwargs):
+    _equal_inputs("layer_norm_fn", x=x, weight=weight, bias=bias)
+    return torch.nn.functional.layer_norm(x, x.shape[-1:], weight, bias, eps)
+
+
+def fused_rms_norm_affine(input, weight, normalized_shape=None, eps=1e-6, *args, **kwargs):
+    _equal_inputs("fused_rms_norm_affine", x=input, weight=weight)
+    return _rms(input, weight, eps)
+
+
+def fused_layer_norm_affine(input, weight, bias=None, normalized_shape=None, eps=1e-5, *args, **kwargs):
+    _equal_inputs("fused_layer_norm_affine", x=input, weight=weight, bias=bias)
+    return torch.nn.functional.layer_norm(input, input.shape[-1:], weight, bias, eps)
+
+
+def apply_rotary_emb(x, cos, sin, *args, **kwargs):
+    """The rotation itself is left out (shapes vary between wrappers): the dtype contract is what is checked."""
+    _equal_inputs("apply_rotary_emb", x=x, cos=cos, sin=sin)
+    return x.clone()
+
+
 def _module(name: str) -> types.ModuleType:
     mod = types.ModuleType(name)
     mod.__spec__ = importlib.machinery.ModuleSpec(name, None, origin="dtypelint verify stand-in")
@@ -100,7 +158,27 @@ def _modules() -> dict[str, types.ModuleType]:
     ops = _module("xformers.ops")
     ops.memory_efficient_attention = memory_efficient_attention
     xf.ops = ops
-    return {"flash_attn": fa, "flash_attn.flash_attn_interface": fai, "xformers": xf, "xformers.ops": ops}
+    out = {"flash_attn": fa, "flash_attn.flash_attn_interface": fai, "xformers": xf, "xformers.ops": ops}
+    fused = {  # module -> entry points (fused norm and rotary kernels)
+        "flash_attn.ops.rms_norm": {"rms_norm": rms_norm},
+        "flash_attn.ops.layer_norm": {"layer_norm": layer_norm},
+        "flash_attn.ops.triton.layer_norm": {"rms_norm_fn": rms_norm_fn, "layer_norm_fn": layer_norm_fn},
+        "flash_attn.ops.triton.rotary": {"apply_rotary": apply_rotary_emb},
+        "flash_attn.layers.rotary": {"apply_rotary_emb": apply_rotary_emb, "apply_rotary_emb_func": apply_rotary_emb},
+        "apex.normalization.fused_layer_norm": {"fused_rms_norm_affine": fused_rms_norm_affine,
+                                                "fused_layer_norm_affine": fused_layer_norm_affine},
+    }
+    for name, entries in fused.items():
+        parts = name.split(".")
+        for i in range(1, len(parts) + 1):  # the parent packages, linked by attribute
+            pkg = ".".join(parts[:i])
+            if pkg not in out:
+                out[pkg] = _module(pkg)
+            if i > 1:
+                setattr(out[".".join(parts[:i - 1])], parts[i - 1], out[pkg])
+        for attr, fn in entries.items():
+            setattr(out[name], attr, fn)
+    return out
 
 
 def real_package_usable(name: str, device: str) -> bool:
