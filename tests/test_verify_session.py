@@ -369,3 +369,11 @@ def test_a_cpu_kernel_without_float16_is_not_run_not_a_finding(tmp_path):
     if r.status == "not-reproduced":  # a torch build with a CPU fp16 FFT
         pytest.skip("this torch build has a float16 FFT on CPU")
     assert r.status == "not-run" and "--device cuda" in r.detail
+
+
+def test_bfloat16_compute_dtype(tmp_path):
+    path = write(tmp_path, {"attn.py": ATTENTION}) / "attn.py"
+    d = finding(path, "SINK", regimes=("half",), span="attn @ v", replace=("attn @ v", "attn.to(v.dtype) @ v"))
+    [r] = verify(path, [d], compute_dtype="bfloat16")
+    assert r.status == "reproduced" and "BFloat16" in r.detail
+    assert r.fixed is True and r.output_dtype == "torch.bfloat16"
