@@ -1,4 +1,4 @@
-"""Command-line interface: ``dtypelint check | rules | rule | clean``.
+"""Command-line interface: ``dtypelint check | verify | rules | rule | lsp | clean``.
 
 Exit codes: 0 no findings, 1 findings, 2 usage or configuration error or a failure
 of dtypelint itself (``--exit-zero`` turns 1 into 0).
@@ -398,6 +398,49 @@ def _rule_overrides(select, extend_select, ignore) -> dict:
                 raise fail(f"--{key.replace('_', '-')}: {exc}")
             overrides[key] = codes
     return overrides
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--select", multiple=True, metavar="CODES", help="Rules whose findings are verified (codes or prefixes, comma-separated).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Rules whose findings are not verified.")
+@click.option("--regime", "regimes", multiple=True, type=click.Choice(["autocast", "half", "loaded"]),
+              help="Verify in these regimes only (repeatable; default: every regime a finding names).")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
+              help="Where real kernels run; `autocast` uses fake CUDA tensors on cpu.")
+@click.option("--dtype", type=click.Choice(["float16", "bfloat16"]), default=None,
+              help="The compute dtype (default: compute-dtype from the configuration, else float16).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS",
+              help="Time limit per module (default: [tool.dtypelint.verify] timeout, else 120).")
+@click.option("--memory-limit", type=click.IntRange(min=256), default=None, metavar="MIB",
+              help="Address-space limit of each child process (default: [tool.dtypelint.verify] memory-limit, else 4096).")
+@click.option("--output-format", "output_format", type=click.Choice(["full", "json"]), default="full",
+              show_default=True, help="A table and a line per finding, or JSON.")
+@click.option("-o", "--output-file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the report to this file instead of standard output.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Modules verified in parallel (default: the number of cores, at most 4).")
+@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Use this configuration file for every file.")
+@click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache of `check`.")
+@click.option("-q", "--quiet", is_flag=True, help="No start line or progress.")
+def verify(paths: tuple[Path, ...], select, ignore, regimes, device: str, dtype: str | None, timeout: float | None,
+           memory_limit: int | None, output_format: str, output_file: Path | None, jobs: int | None,
+           config_file: Path | None, isolated: bool, no_cache: bool, quiet: bool) -> None:
+    """Execute each finding's module to confirm it and its fix (needs the `verify` extra: torch).
+
+    Runs `check` on PATHS, then, for each finding and each regime it names, runs the flagged
+    module in a child process: the original source, then the source with that finding's fix.
+    Exit 0 when every finding that ran was reproduced and fixed, 1 otherwise, 2 on a usage error.
+    """
+    from dtypelint.verify.command import VerifyOptions, run_verify
+
+    options = VerifyOptions(paths=paths, select=_codes_option(select), ignore=_codes_option(ignore),
+                            regimes=tuple(regimes), device=device, dtype=dtype, timeout=timeout,
+                            memory_limit=memory_limit, output_format=output_format, output_file=output_file,
+                            jobs=jobs, config_file=config_file, isolated=isolated, no_cache=no_cache, quiet=quiet)
+    raise click.exceptions.Exit(run_verify(options))
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -44,7 +45,11 @@ KNOWN_KEYS = {
     "compute-dtype": str,
     "sinks": dict,
     "cache-dir": str,
+    "verify": dict,
 }
+VERIFY_KEYS = {"harness": dict, "timeout": (int, float), "memory-limit": int}
+DEFAULT_VERIFY_TIMEOUT = 120.0  # seconds per module
+DEFAULT_VERIFY_MEMORY_MB = 4096  # address space of each verify child process
 
 
 class ConfigError(Exception):
@@ -59,6 +64,15 @@ class SinkSpec:
     contract: str  # "equal-dtypes" | "half-only"
     args: tuple[str, ...]  # parameter names, in positional order
     positions: tuple[int, ...]  # positional index of each name when passed positionally
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """``[tool.dtypelint.verify]``: how ``dtypelint verify`` builds and runs modules (never read by ``check``)."""
+
+    harness: tuple[tuple[str, str], ...] = ()  # ("pkg.mod:Class", "pkg.harness:make")
+    timeout: float = DEFAULT_VERIFY_TIMEOUT
+    memory_limit_mb: int = DEFAULT_VERIFY_MEMORY_MB
 
 
 @dataclass(frozen=True)
@@ -78,6 +92,7 @@ class Settings:
     compute_dtype: str = "float16"
     sinks: tuple[SinkSpec, ...] = ()
     cache_dir: Path | None = None
+    verify: VerifySettings = VerifySettings()
 
     # -- rule selection ------------------------------------------------------------
     def enabled_codes(self, all_codes: dict[str, bool], relpath: str | None = None) -> frozenset[str]:
@@ -280,7 +295,36 @@ def settings_from_table(table: dict[str, Any], path: Path | None, root: Path,
     if "cache-dir" in table:
         cd_path = Path(table["cache-dir"]).expanduser()
         changes["cache_dir"] = cd_path if cd_path.is_absolute() else root / cd_path
+    if "verify" in table:
+        changes["verify"] = _parse_verify(table["verify"], where)
     return replace(s, **changes)
+
+
+_TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+def _parse_verify(table: dict[str, Any], where: str) -> VerifySettings:
+    for key, value in table.items():
+        if key not in VERIFY_KEYS:
+            raise ConfigError(f"{where} unknown key 'verify.{key}'")
+        expected = VERIFY_KEYS[key]
+        if isinstance(value, bool) or not isinstance(value, expected):
+            kind = {(int, float): "a number", int: "an integer", dict: "a table"}[expected]
+            raise ConfigError(f"{where} key 'verify.{key}' must be {kind}, got {type(value).__name__}")
+    harness = []
+    for target, factory in table.get("harness", {}).items():
+        if not _TARGET.match(target):
+            raise ConfigError(f"{where} key 'verify.harness': {target!r} must name a class as \"package.module:Class\"")
+        if not isinstance(factory, str) or not _TARGET.match(factory):
+            raise ConfigError(f"{where} key 'verify.harness.{target}' must name a factory as \"package.module:function\"")
+        harness.append((target, factory))
+    timeout = float(table.get("timeout", DEFAULT_VERIFY_TIMEOUT))
+    if not timeout > 0:
+        raise ConfigError(f"{where} key 'verify.timeout' must be a positive number of seconds")
+    memory = table.get("memory-limit", DEFAULT_VERIFY_MEMORY_MB)
+    if memory < 256:
+        raise ConfigError(f"{where} key 'verify.memory-limit' must be at least 256 (MiB)")
+    return VerifySettings(harness=tuple(harness), timeout=timeout, memory_limit_mb=memory)
 
 
 def _parse_sink(name: str, spec: Any, where: str) -> SinkSpec:

@@ -2,13 +2,13 @@
 
 The "before" of each golden is ``fixtures/<path>.py`` itself; ``tests/golden/<path>.out.py``
 is what ``dtypelint check --fix --unsafe-fixes`` must turn the whole tree into; a fixture
-the fix leaves unchanged has no ``.out.py`` (it is its own golden).  The runtime half
-executes both with torch in the regime the finding names (``tests/verify_specs.py``): the unfixed module must fail there with a
-dtype error (so the test is not vacuous), the fixed one must run.
+the fix leaves unchanged has no ``.out.py`` (it is its own golden).  That the unfixed modules fail in
+the regime their findings name and the fixed ones run is checked by ``dtypelint verify`` itself
+(``tests/test_verify_fixtures.py``).
 
 Regenerate after a deliberate change of a fixture or a fix:
 ``DTYPELINT_UPDATE_GOLDENS=1 python -m pytest tests/test_golden.py`` (then review the diff:
-the runtime tests check the new outputs).
+``tests/test_verify_fixtures.py`` runs the new outputs).
 """
 
 from __future__ import annotations
@@ -30,9 +30,6 @@ GOLDEN = ROOT / "tests" / "golden"
 FIXTURES = ROOT / "fixtures"
 UPDATE = bool(os.environ.get("DTYPELINT_UPDATE_GOLDENS"))
 EXPECT = re.compile(r"#\s*expect:\s*(DTL\d{3}(?:\s*,\s*DTL\d{3})*)")
-
-sys.path.insert(0, str(Path(__file__).parent))
-from verify_specs import CASES, import_root, module_of  # noqa: E402
 
 
 def goldens(kind: str) -> dict[str, Path]:
@@ -122,89 +119,6 @@ def test_second_fix_run_changes_nothing(fixed_tree):
     again = _dtl(["--diff", "--unsafe-fixes", "."], tree)
     assert again.stdout == b"", again.stdout.decode()
     assert again.returncode == (1 if EXPECTED_REFUSALS else 0)  # 1 only for the refusals, never for a diff
-
-
-# -- the fixed modules run -------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def trees(tmp_path_factory):
-    pytest.importorskip("torch")
-    base = tmp_path_factory.mktemp("verify")
-    return {"in": materialize("in", base / "in"), "out": materialize("out", base / "out")}
-
-
-def _run(trees, kind, key, regime):
-    from dtypelint.verify import run_regime
-
-    _, module = module_of(key)
-    root = trees[kind] / import_root(key)
-    return run_regime(root, module, CASES[key].spec, regime)
-
-
-@pytest.mark.parametrize("key", sorted(k for k, c in CASES.items() if c.breaks))
-def test_unfixed_fails_and_fixed_runs_in_the_named_regime(trees, key):
-    for regime in CASES[key].breaks:
-        before = _run(trees, "in", key, regime)
-        assert not before.ok and before.dtype_error, f"{key} [{regime}] does not reproduce: {before.summary()}"
-        after = _run(trees, "out", key, regime)
-        if CASES[key].incomplete:
-            assert not after.ok, f"{key} [{regime}] now runs after the fix: drop `incomplete` from its case"
-            pytest.xfail(f"{key}: {CASES[key].incomplete}")
-        assert after.ok, f"{key} [{regime}] still fails after the fix: {after.summary()}"
-
-
-@pytest.mark.parametrize("key", sorted(CASES))
-def test_fixed_module_has_no_dtype_error_in_any_regime(trees, key):
-    from dtypelint.verify import REGIMES
-
-    if CASES[key].incomplete:
-        pytest.skip(CASES[key].incomplete)
-    for regime in REGIMES:
-        after = _run(trees, "out", key, regime)
-        assert after.ok or not after.dtype_error, f"{key} [{regime}]: {after.summary()}"
-
-
-@pytest.mark.parametrize("key", sorted(k for k, c in CASES.items() if not c.breaks))
-def test_correct_twins_run_in_every_regime(trees, key):
-    from dtypelint.verify import REGIMES
-
-    for regime in REGIMES:
-        res = _run(trees, "in", key, regime)
-        assert res.ok or not res.dtype_error, f"{key} [{regime}]: {res.summary()}"
-
-
-@pytest.fixture(scope="module")
-def named_regimes(tmp_path_factory):
-    """Regimes named by the findings of each unfixed golden, the tree linted as one project."""
-    from dtypelint.config import ConfigResolver
-    from dtypelint.discovery import discover
-    from dtypelint.engine import RunOptions, build_tasks, known_codes, run
-
-    missing = expected_codes() - set(load_catalog())
-    if missing:
-        pytest.skip(f"the analysis for {sorted(missing)} is not in this checkout yet")
-    tree = materialize("in", tmp_path_factory.mktemp("regimes") / "tree")
-    old = os.getcwd()
-    os.chdir(tree)
-    try:
-        found = discover([tree], ConfigResolver(known_codes=known_codes(), cwd=tree))
-        result = run(build_tasks(found.files), RunOptions(in_process=True))
-    finally:
-        os.chdir(old)
-    named: dict[str, set[str]] = {}
-    for d in result.diagnostics:
-        if not d.code.startswith("DTL0"):
-            named.setdefault(Path(d.filename).as_posix(), set()).update(d.regimes)
-    return named
-
-
-@pytest.mark.parametrize("key", sorted(k for k, c in CASES.items() if c.breaks))
-def test_the_regimes_run_are_the_regimes_the_findings_name(named_regimes, key):
-    """The runtime check reproduces each case in a regime its finding names (not some other regime)."""
-    rel, _ = module_of(key)
-    named = named_regimes.get(f"{rel}.py", set())
-    assert set(CASES[key].breaks) <= named, f"{key}: runs {CASES[key].breaks}, findings name {sorted(named)}"
 
 
 @pytest.mark.parametrize("newline, bom, latin1, final_newline", [

@@ -143,3 +143,36 @@ def test_keep_lists_like_from_pretrained():
         _keep_in_fp32_modules = ["lm_head"]
 
     assert keep_in_fp32_names(Override(), "float16") == ["lm_head"]  # a subclass's list replaces its base's
+
+def test_fused_norm_and_rotary_stand_ins_check_the_weight_and_tables():
+    with stubs_installed() as events:
+        from apex.normalization.fused_layer_norm import fused_rms_norm_affine
+        from flash_attn.layers.rotary import apply_rotary_emb
+        from flash_attn.ops.rms_norm import rms_norm
+        from flash_attn.ops.triton.layer_norm import layer_norm_fn
+
+        x = torch.randn(2, 4, 8).half()
+        w = torch.ones(8)
+        assert rms_norm(x, w.half()).dtype == torch.float16
+        with pytest.raises(RuntimeError, match="expected scalar type Half but found Float"):
+            rms_norm(x, w)  # the seed-5 shape: a float16 input meets a float32-kept weight
+        with pytest.raises(RuntimeError, match="expected scalar type Float but found Half"):
+            layer_norm_fn(x.float(), w.half(), None)
+        with pytest.raises(RuntimeError, match="found Float"):
+            fused_rms_norm_affine(x, w, (8,), 1e-6)
+        with pytest.raises(RuntimeError, match="apply_rotary_emb: `cos`"):
+            apply_rotary_emb(x, torch.ones(4, 4), torch.ones(4, 4).half())
+    assert [e.ok for e in events] == [True, False, False, False, False]
+    assert "apex" not in sys.modules and "flash_attn.ops" not in sys.modules
+
+
+def test_errors_are_classified_as_dtype_errors_or_not():
+    from dtypelint.verify.harness import CPU_UNSUPPORTED, is_dtype_error
+
+    assert is_dtype_error(RuntimeError("expected m1 and m2 to have the same dtype, but got: float != c10::Half"))
+    assert is_dtype_error(RuntimeError("value cannot be converted to type c10::Half without overflow"))
+    assert is_dtype_error(ValueError("Query/Key/Value should all have the same dtype"))
+    assert not is_dtype_error(RuntimeError("mat1 and mat2 shapes cannot be multiplied (16x8 and 64x64)"))
+    assert not is_dtype_error(TypeError("unsupported operand type(s) for +: 'float' and 'NoneType'"))
+    assert CPU_UNSUPPORTED.search("Unsupported dtype Half") and CPU_UNSUPPORTED.search(
+        '"addmm_impl_cpu_" not implemented for \'Half\'')

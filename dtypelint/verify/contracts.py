@@ -40,6 +40,7 @@ class SinkEvent:
     dtypes: tuple[str, ...]
     ok: bool
     message: str = ""
+    where: tuple[tuple[str, int], ...] = ()  # the user's (file, line) frames at the call, innermost first
 
 
 def _packets(*ops):
@@ -74,9 +75,17 @@ def _floats(values) -> list[torch.Tensor]:
     return [v for v in values if isinstance(v, torch.Tensor) and v.is_floating_point()]
 
 
+def _mixed_devices(values) -> bool:
+    """Tensors (dim >= 1) on different devices: a device error on a GPU, not a dtype contract."""
+    kinds = {v.device.type for v in tree_leaves(values) if isinstance(v, torch.Tensor) and v.dim() > 0}
+    return len(kinds) > 1
+
+
 def check_call(func, args, kwargs) -> SinkEvent | None:
     """The contract event of one ATen call, or None when ``func`` is not a sink."""
     name = str(func.overloadpacket.__name__) if hasattr(func, "overloadpacket") else str(func)
+    if _mixed_devices((args, kwargs)):
+        return None
     if func in MATMUL or func in CONV or func in SDPA:
         ts = _floats(tree_leaves((args[:3], {k: v for k, v in kwargs.items() if k in ("input", "weight", "bias")})))
         if func in SDPA:
@@ -136,11 +145,16 @@ def check_call(func, args, kwargs) -> SinkEvent | None:
 
 
 class ContractMode(TorchDispatchMode):
-    """Record the dtypes reaching dtype-strict ops; raise on a broken contract when ``enforce``."""
+    """Record the dtypes reaching dtype-strict ops; raise on a broken contract when ``enforce``.
 
-    def __init__(self, enforce: bool):
+    ``watch`` (a :class:`dtypelint.verify.tracing.Watch`) ties each broken contract to the
+    user's source lines on the stack.
+    """
+
+    def __init__(self, enforce: bool, watch=None):
         super().__init__()
         self.enforce = enforce
+        self.watch = watch
         self.events: list[SinkEvent] = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -150,7 +164,24 @@ class ContractMode(TorchDispatchMode):
         except Exception:  # a checker bug must not mask the real behaviour
             event = None
         if event is not None:
+            if not event.ok and self.watch is not None:
+                event = SinkEvent(event.op, event.dtypes, event.ok, event.message, self.watch.stack())
             self.events.append(event)
             if not event.ok and self.enforce:
                 raise RuntimeError(event.message)
         return func(*args, **kwargs)
+
+
+def check_user_sink(name: str, contract: str, values: dict) -> SinkEvent:
+    """The contract of a sink declared in ``[tool.dtypelint.sinks]``, on its named arguments."""
+    ts = {k: v for k, v in values.items() if isinstance(v, torch.Tensor) and v.is_floating_point()}
+    dts = tuple(str(t.dtype) for t in ts.values())
+    if contract == "half-only":
+        wide = [k for k, t in ts.items() if t.dtype not in (torch.float16, torch.bfloat16)]
+        if wide:
+            return SinkEvent(name, dts, False, f"{name} accepts only float16/bfloat16 inputs, got "
+                             + ", ".join(f"{k}: {ts[k].dtype}" for k in wide))
+    if len({t.dtype for t in ts.values()}) > 1:
+        return SinkEvent(name, dts, False, f"{name} requires equal dtypes, got "
+                         + ", ".join(f"{k}: {t.dtype}" for k, t in ts.items()))
+    return SinkEvent(name, dts, True)
