@@ -149,15 +149,23 @@ def run_verify(options: VerifyOptions) -> int:
         return 2
     try:
         diagnostics, tasks, problems = _findings(options)
-        from dtypelint.verify.harness import preload
-
-        preload()  # once here, so that forked children start without importing torch
-        device = resolve_device(options.device)
     except VerifyUsageError as exc:
         click.echo(f"dtypelint: error: {exc}", err=True)
         return 2
     if not options.quiet:
-        click.echo(START_LINE, err=True)
+        click.echo(START_LINE, err=True)  # before anything of the project (or torch) is imported
+    try:
+        import warnings
+
+        from dtypelint.verify.harness import preload
+
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Failed to initialize NumPy")  # torch without numpy
+            preload()  # once here, so that forked children start without importing torch
+        device = resolve_device(options.device)
+    except VerifyUsageError as exc:
+        click.echo(f"dtypelint: error: {exc}", err=True)
+        return 2
     for path, reason in problems:
         click.echo(f"dtypelint verify: skipped {path}: {reason}", err=True)
     parallel = options.jobs or min(os.cpu_count() or 1, 4)
