@@ -178,7 +178,7 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
             unsafe=unsafe_fixes, diff=diff, fix_only=fix_only, show_fixes=show_fixes,
             exit_non_zero_on_fix=exit_non_zero_on_fix, exit_zero=exit_zero, quiet=quiet,
             emit=lambda report, stream: _emit(report, output_format, output_file, quiet, stream),
-            make_report=make_report, keep=keep))
+            make_report=make_report, keep=keep, roots=None if stdin_task else paths_list))
     result = _run_with_progress(tasks, options, show=not quiet and output_file is None and len(tasks) > 50)
 
     diagnostics = result.diagnostics

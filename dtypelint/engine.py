@@ -130,6 +130,9 @@ def parse_error(exc: cst.ParserSyntaxError, text: str, filename: str) -> Diagnos
             return problem("DTL001", filename, f"SyntaxError: {py.msg}", row=py.lineno, column=max(1, py.offset or 1))
     except (ValueError, RecursionError, MemoryError):
         pass
+    else:  # valid Python that libcst cannot parse (e.g. odd tab/space mixes): our limit, not the user's error
+        return problem("DTL005", filename, f"the file is valid Python, but dtypelint's parser (libcst) rejects it "
+                       f"({exc.message.rstrip('.')}); the file was not analysed")
     message = f"SyntaxError: {exc.message}".rstrip(".")
     return problem("DTL001", filename, message, row=max(1, exc.raw_line), column=max(1, exc.raw_column + 1))
 
