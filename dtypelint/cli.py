@@ -142,6 +142,9 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
             tasks = [stdin_task]
             problems = []
         else:
+            missing = [str(p) for p in paths_list if not (p.exists() or p.is_symlink())]
+            if missing:  # a typo in a path is a usage error, not a finding
+                raise ConfigError(f"{', '.join(missing)}: no such file or directory")
             found = discover(paths_list, resolver)
             tasks = build_tasks(found.files)
             problems = found.problems
