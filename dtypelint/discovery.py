@@ -161,6 +161,8 @@ def discover(paths: list[Path], resolver: ConfigResolver) -> Discovered:
             walk(given, ())
         elif given.is_symlink() and not given.exists():
             out.problems.append((given, _link_problem(given) or "broken symbolic link"))
+        elif given.exists() and not given.is_file():  # reading a FIFO or a device would block or never end
+            out.problems.append((given, "not a regular file"))
         elif given.exists():
             settings = resolver.for_path(given)
             if settings.is_excluded(given):
