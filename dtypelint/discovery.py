@@ -158,7 +158,8 @@ def discover(paths: list[Path], resolver: ConfigResolver) -> Discovered:
             settings = resolver.for_path(given)
             if _real(given) != _real(Path.cwd()) and settings.is_excluded(given):
                 continue
-            walk(given, ())
+            above = tuple(i for i in map(_identity, _real(given).parents) if i is not None)
+            walk(given, above)  # a link back to a folder above the given one is a loop too
         elif given.is_symlink() and not given.exists():
             out.problems.append((given, _link_problem(given) or "broken symbolic link"))
         elif given.exists() and not given.is_file():  # reading a FIFO or a device would block or never end
