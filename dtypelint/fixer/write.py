@@ -86,7 +86,7 @@ def write_atomic(path: Path, data: bytes, expected: bytes | None = None, create:
     target = Path(os.path.realpath(path))
     folder = target.parent
     if within is not None and not any(is_within(target, os.path.realpath(root)) for root in within):
-        raise WriteError(f"{path} is a symbolic link to {target}, outside the linted paths; "
+        raise WriteError(f"{path} leads (through a symbolic link) to {target}, outside the linted paths; "
                          "dtypelint does not write through it")
     try:
         st = os.stat(target)
