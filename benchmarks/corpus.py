@@ -8,7 +8,9 @@ checkout; when it is in none of them and ``fetch`` is allowed, its wheel is down
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,3 +49,16 @@ def package_root(name: str, version: str, fetch: bool = True) -> Path | None:
 
 def python_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def frozen_source() -> Path:
+    """A copy of this checkout's ``dtypelint/`` and ``rules/`` to put on PYTHONPATH.
+
+    A long run must use one version of the code: edits made in the checkout while it runs would
+    also change the cache's build fingerprint (turning a warm run cold).
+    """
+    folder = Path(tempfile.mkdtemp(prefix="dtypelint-src-"))
+    atexit.register(shutil.rmtree, folder, True)
+    shutil.copytree(REPO / "dtypelint", folder / "dtypelint", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "rules", folder / "rules")
+    return folder

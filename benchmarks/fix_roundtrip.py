@@ -37,13 +37,15 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import REPO, package_root, python_files  # noqa: E402
+from corpus import frozen_source, package_root, python_files  # noqa: E402
+
+SOURCE = frozen_source()
 
 VARIANTS = ("crlf", "bom", "latin1", "mode755", "no-final-newline")
 
 
 def dtypelint(args: list[str], cwd: Path, cache: Path | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(REPO), NO_COLOR="1")
+    env = dict(os.environ, PYTHONPATH=str(SOURCE), NO_COLOR="1")
     if cache is not None:
         env["DTYPELINT_CACHE_DIR"] = str(cache)
     return subprocess.run([sys.executable, "-m", "dtypelint", *args], cwd=cwd, env=env, capture_output=True)
@@ -208,7 +210,7 @@ def main() -> int:
     for k in range(args.kills):
         shutil.rmtree(work)
         shutil.copytree(pristine, work, symlinks=True)
-        env = dict(os.environ, PYTHONPATH=str(REPO), NO_COLOR="1", DTYPELINT_CACHE_DIR=str(cache))
+        env = dict(os.environ, PYTHONPATH=str(SOURCE), NO_COLOR="1", DTYPELINT_CACHE_DIR=str(cache))
         proc = subprocess.Popen([sys.executable, "-m", "dtypelint", "check", "--fix", "--unsafe-fixes", "-j", args.jobs,
                                  "-q", *targets], cwd=work, env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)

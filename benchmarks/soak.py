@@ -35,11 +35,13 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import DEFAULT_PACKAGES, REPO, package_root, python_files  # noqa: E402
+from corpus import DEFAULT_PACKAGES, frozen_source, package_root, python_files  # noqa: E402
+
+SOURCE = frozen_source()
 
 
 def dtypelint(args: list[str], cwd: Path, cache: Path | None) -> tuple[subprocess.CompletedProcess, float]:
-    env = dict(os.environ, PYTHONPATH=str(REPO), NO_COLOR="1")
+    env = dict(os.environ, PYTHONPATH=str(SOURCE), NO_COLOR="1")
     if cache is not None:
         env["DTYPELINT_CACHE_DIR"] = str(cache)
     t0 = time.perf_counter()
@@ -85,7 +87,7 @@ print(json.dumps({"discovered": len(found.files), "unreadable": len(found.proble
 
 def account(target: str, cwd: Path, cache: Path) -> dict:
     """What happened to every file (through the engine's API, on the warm cache: cheap)."""
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=str(SOURCE))
     proc = subprocess.run([sys.executable, "-c", ACCOUNT, target, str(cache)], cwd=cwd, env=env, capture_output=True,
                           text=True)
     try:
