@@ -214,7 +214,7 @@ from dtypelint.cache import Cache
 cache = Cache(__import__("pathlib").Path(sys.argv[1]))
 me = int(sys.argv[2])
 value = {"deps": {"k": "v"}, "parsed": True, "failed": False, "diagnostics": []}
-for round in range(300):
+for round in range(100):
     for key in range(20):
         k = f"{key:064x}"
         cache.put("check", k, value)

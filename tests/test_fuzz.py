@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from fuzzing import FIXTURES, compiles, model_programs, mutate, problems_of, with_probe
 
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")  # generated code calls literals, etc.
+
 FUZZ = settings(max_examples=40, deadline=None, database=None, derandomize=True,
                 suppress_health_check=list(HealthCheck))
 
