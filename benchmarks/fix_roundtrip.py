@@ -13,7 +13,8 @@ Steps (figures are printed, nothing is asserted; the exit status is 1 when a che
 3. ``dtypelint check --fix --unsafe-fixes``: every changed file must still compile, and keep
    its BOM, line endings, encoding, final newline and mode; no DTL005 anywhere.
 4. A second identical run must change nothing.
-5. From the unfixed copy again, the same run is killed with SIGKILL at several moments:
+5. From the unfixed copy again, the same run is killed with SIGKILL once a quarter, half... of
+   the files it changes have been written:
    every file must be complete (the original, the final fixed file, or an intermediate
    round that compiles); none may be truncated.
 """
@@ -214,7 +215,15 @@ def main() -> int:
         proc = subprocess.Popen([sys.executable, "-m", "dtypelint", "check", "--fix", "--unsafe-fixes", "-j", args.jobs,
                                  "-q", *targets], cwd=work, env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
-        time.sleep(seconds * (0.3 + 0.6 * (k + 0.5) / max(1, args.kills)))
+        # kill as soon as some of the files the fix changes have been written (so it lands mid-run)
+        want = max(1, round(len(changed) * (k + 0.5) / max(1, args.kills)))
+        watched = {n: (work / n).stat().st_mtime_ns for n in changed}
+        deadline = time.monotonic() + seconds * 3 + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            written = sum((work / n).stat().st_mtime_ns != m for n, m in watched.items())
+            if written >= want:
+                break
+            time.sleep(0.005)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         now = snapshot(work)
