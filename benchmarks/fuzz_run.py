@@ -1,12 +1,12 @@
 """The long fuzz run: many generated programs through lint and fix, every failure recorded.
 
 Usage:
-    python benchmarks/fuzz_run.py [--model 5000] [--grammar 3000] [--mutants 2000] [--seed 0]
+    python benchmarks/fuzz_run.py [--model 5000] [--grammar 3000] [--mutants 2000] [--projects 500] [--seed 0]
                                   [--notes /work/notes/fuzz-crashes.md]
 
-Three generators (see ``tests/fuzzing.py``): PyTorch-model-shaped programs, hypothesmith's
-grammar-generated programs (with a probe function appended) and mutations of the real
-fixtures.  Each valid program must satisfy ``fuzzing.problems_of`` (no exception, no DTL005, fixes
+Four generators (see ``tests/fuzzing.py``): PyTorch-model-shaped programs, hypothesmith's
+grammar-generated programs (with a probe function appended), mutations of the real fixtures,
+and multi-file packages whose modules import each other (checked through the engine's two phases).  Each valid program must satisfy ``fuzzing.problems_of`` (no exception, no DTL005, fixes
 that compile).  Failures are grouped by their signature (kind and the innermost dtypelint frame),
 each group's smallest program is reduced statement by statement, and the reproducers (program
 text and traceback) are appended to the notes file.  Figures are printed; exit status 1 when
@@ -24,7 +24,8 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from fuzzing import FIXTURES, compiles, model_programs, mutate, problems_of, reduce, with_probe  # noqa: E402
+from fuzzing import (FIXTURES, compiles, model_programs, mutate, problems_of, project_problems,  # noqa: E402
+                     projects, reduce, with_probe)
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 
 
@@ -46,7 +47,13 @@ class Recorder:
         self.invalid = Counter()
         self.failures: dict[str, list[tuple[str, str]]] = {}
 
-    def check(self, generator: str, program: str | None) -> None:
+    def check(self, generator: str, program: str | dict | None) -> None:
+        if isinstance(program, dict):  # a multi-file project
+            self.programs[generator] += 1
+            for problem in project_problems(program):
+                text = "\n".join(f"# --- {name}\n{body}" for name, body in program.items())
+                self.failures.setdefault(signature(problem), []).append((text, problem))
+            return
         if program is None or not compiles(program):
             self.invalid[generator] += 1
             return
@@ -70,6 +77,7 @@ def main() -> int:
     ap.add_argument("--model", type=int, default=5000)
     ap.add_argument("--grammar", type=int, default=3000)
     ap.add_argument("--mutants", type=int, default=2000)
+    ap.add_argument("--projects", type=int, default=500, help="multi-file packages (cross-file facts, cycles)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--notes", type=Path, default=None, help="append the reduced reproducers to this file")
     args = ap.parse_args()
@@ -90,6 +98,10 @@ def main() -> int:
         rec.check("mutants", mutate(text, rnd, n=rnd.randint(1, 4)))
     print(f"mutants: {rec.programs['mutants']} programs ({time.perf_counter() - t0:.0f}s)", flush=True)
 
+    if args.projects:
+        run_hypothesis(projects(), args.projects, rec, "projects", seed_value=args.seed)
+        print(f"projects: {rec.programs['projects']} packages ({time.perf_counter() - t0:.0f}s)", flush=True)
+
     total = sum(rec.programs.values())
     print(f"\n{total} valid programs ({dict(rec.programs)}), {sum(rec.invalid.values())} invalid ones skipped "
           f"({dict(rec.invalid)}), {time.perf_counter() - t0:.0f}s")
@@ -97,8 +109,11 @@ def main() -> int:
     entries = []
     for sig, cases in sorted(rec.failures.items()):
         program, problem = min(cases, key=lambda c: len(c[0]))
-        small = reduce(program, lambda t, s=sig: any(signature(p) == s for p in problems_of(t)))
-        detail = next((p for p in problems_of(small) if signature(p) == sig), problem)
+        if program.startswith("# --- "):  # a project: reported whole
+            small, detail = program, problem
+        else:
+            small = reduce(program, lambda t, s=sig: any(signature(p) == s for p in problems_of(t)))
+            detail = next((p for p in problems_of(small) if signature(p) == sig), problem)
         print(f"- {sig}: {len(cases)} programs; reduced to {len(small.splitlines())} lines")
         entries.append(f"### {sig}\n\nFound by `benchmarks/fuzz_run.py` ({len(cases)} generated programs). "
                        f"Reduced reproducer:\n\n```python\n{small.rstrip()}\n```\n\n```\n{detail.rstrip()}\n```\n")

@@ -302,3 +302,52 @@ def reduce(text: str, still_fails) -> str:
             if changed:
                 break
     return text
+
+
+# -- multi-file projects: cross-file facts (bases, helpers, kept modules) in cycles ----------------------
+
+
+@st.composite
+def projects(draw) -> dict[str, str]:
+    """A package of 2-4 model-shaped modules that import each other's classes and helpers (cycles too)."""
+    n = draw(st.integers(2, 4))
+    files = {"pkg/__init__.py": ""}
+    for i in range(n):
+        imports = []
+        for j in draw(st.lists(st.integers(0, n - 1), max_size=3, unique=True)):
+            names = draw(st.sampled_from(["Block0", "Block0, helper0", "Block1 as Base", "*", "helper1"]))
+            imports.append(f"from pkg.m{j} import {names}" if j != i or names != "*" else "import pkg")
+        if draw(st.booleans()):
+            imports.append(f"from . import m{(i + 1) % n}")
+        files[f"pkg/m{i}.py"] = "\n".join(imports) + "\n" + draw(model_programs())
+    return files
+
+
+def project_problems(files: dict[str, str]) -> list[str]:
+    """The property on a whole project, through the engine's two phases, fixes included (nothing written)."""
+    import tempfile
+    from dataclasses import replace
+
+    from dtypelint.config import Settings
+    from dtypelint.engine import RunOptions, build_tasks, run
+    from dtypelint.fixer.loop import FixOptions
+
+    out: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text, encoding="utf-8")
+        settings = Settings(root=root)
+        paths = sorted(root.rglob("*.py"))
+        for fix in (None, FixOptions(unsafe=True, write=False)):
+            tasks = [replace(t, fix=fix) for t in build_tasks([(p, settings) for p in paths])]
+            try:
+                result = run(tasks, RunOptions(in_process=True))
+            except Exception:  # noqa: BLE001
+                return out + [f"run raised: {traceback.format_exc()}"]
+            for o in result.outcomes:
+                out += [f"DTL005 in {Path(o.filename).name}: {d.message}" for d in o.diagnostics if d.code == "DTL005"]
+                if o.fix is not None and o.fix.error is not None:
+                    out.append(f"fix refused in {Path(o.filename).name}: {o.fix.error}")
+    return out

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from fuzzing import FIXTURES, compiles, model_programs, mutate, problems_of, with_probe
+from fuzzing import FIXTURES, compiles, model_programs, mutate, problems_of, project_problems, projects, with_probe
 
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")  # generated code calls literals, etc.
 
@@ -43,6 +43,12 @@ def test_arbitrary_syntax(text):
     program = with_probe(text)
     assume(compiles(program))
     assert problems_of(program) == []
+
+
+@settings(FUZZ, max_examples=15)
+@given(projects())
+def test_cross_file_projects(files):
+    assert project_problems(files) == []
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.relative_to(p.parent.parent).as_posix())
