@@ -1,17 +1,23 @@
-"""The benchmark corpus: pinned wheels from PyPI, unpacked under a git-ignored folder.
+"""Real model code for the benchmarks and the soak: pinned PyPI wheels, unpacked, never committed.
 
-Only source that model authors write is kept: all of timm, and the ``models``
-subtrees of transformers and diffusers.  Wheels already present (``--wheels DIR``,
-or the corpus folder's ``wheels/``) are used as they are; missing ones are
-downloaded with ``pip download --no-deps``.
+Two layouts, for two kinds of run:
+
+- ``ensure(root, wheels)`` (the speed benchmark): only the source model authors write -- all of
+  timm and the ``models`` subtrees of transformers and diffusers -- under ``root/<name>/``, in a
+  folder that is made its own git repository so ``.gitignore`` rules of this checkout do not hide it.
+- ``package_root(name, version)`` (soak, fix round trip, fuzzing): whole unpacked wheels
+  ``<name>-<version>/``, looked up in ``$DTYPELINT_CORPUS``, ``/work/corpus`` and the git-ignored
+  ``corpus/`` folder of this checkout, downloaded there when missing.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,3 +109,52 @@ def count(paths: list[Path]) -> tuple[int, int]:
             files += 1
             lines += p.read_bytes().count(b"\n")
     return files, lines
+
+
+# -- whole wheels (soak, fix round trip, fuzzing) --------------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+LOCAL = REPO / "corpus"
+DEFAULT_PACKAGES = {"transformers": "5.23.0", "timm": "1.0.31", "diffusers": "0.42.1"}
+
+
+def search_roots() -> list[Path]:
+    roots = [Path(p) for p in (os.environ.get("DTYPELINT_CORPUS"), "/work/corpus") if p]
+    return [*roots, LOCAL]
+
+
+def package_root(name: str, version: str, fetch: bool = True) -> Path | None:
+    """The folder holding the unpacked wheel (``<root>/<name>-<version>``), or None."""
+    for root in search_roots():
+        folder = root / f"{name}-{version}"
+        if (folder / name).is_dir():
+            return folder
+    if not fetch:
+        return None
+    folder = LOCAL / f"{name}-{version}"
+    with tempfile.TemporaryDirectory() as wheels:
+        proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", f"{name}=={version}",
+                               "-d", wheels], capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"cannot download {name}=={version}: {proc.stderr.strip()[-300:]}", file=sys.stderr)
+            return None
+        for whl in Path(wheels).glob("*.whl"):
+            zipfile.ZipFile(whl).extractall(folder)
+    return folder if (folder / name).is_dir() else None
+
+
+def python_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def frozen_source() -> Path:
+    """A copy of this checkout's ``dtypelint/`` and ``rules/`` to put on PYTHONPATH.
+
+    A long run must use one version of the code: edits made in the checkout while it runs would
+    also change the cache's build fingerprint (turning a warm run cold).
+    """
+    folder = Path(tempfile.mkdtemp(prefix="dtypelint-src-"))
+    atexit.register(shutil.rmtree, folder, True)
+    shutil.copytree(REPO / "dtypelint", folder / "dtypelint", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "rules", folder / "rules")
+    return folder

@@ -37,7 +37,7 @@ def _relative(filename: str, base: Path) -> str:
     try:
         absolute = (path if path.is_absolute() else Path.cwd() / path).resolve()
         return Path(os.path.relpath(absolute, base.resolve())).as_posix()
-    except (OSError, ValueError):
+    except (OSError, ValueError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
         return path.as_posix()
 
 

@@ -161,6 +161,9 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
             tasks = [stdin_task]
             problems = []
         else:
+            missing = [str(p) for p in paths_list if not (p.exists() or p.is_symlink())]
+            if missing:  # a typo in a path is a usage error, not a finding
+                raise ConfigError(f"{', '.join(missing)}: no such file or directory")
             found = discover(paths_list, resolver)
             tasks = build_tasks(found.files)
             problems = found.problems
@@ -197,7 +200,7 @@ def check(paths: tuple[Path, ...], output_format: str, output_file: Path | None,
             unsafe=unsafe_fixes, diff=diff, fix_only=fix_only, show_fixes=show_fixes,
             exit_non_zero_on_fix=exit_non_zero_on_fix, exit_zero=exit_zero, quiet=quiet,
             emit=lambda report, stream: _emit(report, output_format, output_file, quiet, stream, statistics),
-            make_report=make_report, keep=keep))
+            make_report=make_report, keep=keep, roots=None if stdin_task else paths_list))
     result = _run_with_progress(tasks, options, show=not quiet and output_file is None and len(tasks) > 50)
 
     diagnostics = result.diagnostics

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass, field, replace
@@ -125,7 +126,8 @@ class Settings:
     def relpath(self, path: Path) -> str:
         """``path`` relative to the settings root, POSIX style (for globs)."""
         try:
-            return PurePosixPath(path.resolve().relative_to(self.root.resolve())).as_posix()
+            real = Path(os.path.realpath(path))  # never raises, not even on a symlink loop
+            return PurePosixPath(real.relative_to(os.path.realpath(self.root))).as_posix()
         except ValueError:
             return path.as_posix()
 
@@ -421,7 +423,7 @@ class ConfigResolver:
         if self._fixed is not None:
             return self._fixed
         folder = path if path.is_dir() else path.parent
-        return self._for_dir(folder.resolve())
+        return self._for_dir(Path(os.path.realpath(folder)))
 
     def _for_dir(self, folder: Path) -> Settings:
         if folder in self._by_dir:

@@ -7,6 +7,7 @@ Unreadable paths do not stop the walk: they are returned as problems.
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,18 +77,55 @@ def _is_venv(folder: Path) -> bool:
     return (folder / "pyvenv.cfg").is_file()
 
 
+def _real(path: Path) -> Path:
+    """The path with symlinks resolved; never raises (a symlink loop stays as it is)."""
+    return Path(os.path.realpath(path))
+
+
+def _link_problem(path: Path) -> str | None:
+    """Why a symbolic link cannot be followed, or None when it leads to something."""
+    try:
+        os.stat(path)
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symbolic link loop (following the links never reaches a file)"
+        if exc.errno == errno.ENOENT:
+            return "broken symbolic link"
+        return exc.strerror or str(exc)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def discover(paths: list[Path], resolver: ConfigResolver) -> Discovered:
     out = Discovered()
     ignores = _Ignores()
     seen: set[Path] = set()
+    walked: set[tuple[int, int]] = set()  # folders already walked (by device and inode)
 
     def add(path: Path, settings: Settings) -> None:
-        key = path.resolve()
+        key = _real(path)
         if key not in seen:
             seen.add(key)
             out.files.append((path, settings))
 
-    def walk(folder: Path) -> None:
+    def walk(folder: Path, ancestors: tuple[tuple[int, int], ...]) -> None:
+        ident = _identity(folder)
+        if ident is not None:
+            if ident in ancestors:  # a symlinked folder leading back up: linted once, by its real path
+                out.problems.append((folder, "symbolic link loop (the folder leads back to an enclosing "
+                                             "folder); not followed"))
+                return
+            if ident in walked:  # the same folder reached through another link: already linted
+                return
+            walked.add(ident)
+            ancestors = ancestors + (ident,)
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
@@ -100,31 +138,37 @@ def discover(paths: list[Path], resolver: ConfigResolver) -> Discovered:
                 is_dir = entry.is_dir()
                 is_file = entry.is_file()
             except OSError as exc:
-                out.problems.append((path, exc.strerror or str(exc)))
+                if path.suffix in SOURCE_SUFFIXES or entry.is_symlink():
+                    out.problems.append((path, _link_problem(path) or exc.strerror or str(exc)))
                 continue
             if is_dir:
                 if entry.name.startswith(".") or _is_venv(path) or settings.is_excluded(path):
                     continue
-                if settings.respect_gitignore and ignores.ignored(path.resolve(), True):
+                if settings.respect_gitignore and ignores.ignored(_real(path), True):
                     continue
-                walk(path)
+                walk(path, ancestors)
             elif not is_file and path.suffix in SOURCE_SUFFIXES and entry.is_symlink():
-                out.problems.append((path, "broken symbolic link"))
+                out.problems.append((path, _link_problem(path) or "broken symbolic link"))
             elif is_file and path.suffix in SOURCE_SUFFIXES:
                 file_settings = resolver.for_path(path)
                 if file_settings.is_excluded(path):
                     continue
-                if file_settings.respect_gitignore and ignores.ignored(path.resolve(), False):
+                if file_settings.respect_gitignore and ignores.ignored(_real(path), False):
                     continue
                 add(path, file_settings)
 
     for given in paths:
         if given.is_dir():
             settings = resolver.for_path(given)
-            if given.resolve() != Path.cwd().resolve() and settings.is_excluded(given):
+            if _real(given) != _real(Path.cwd()) and settings.is_excluded(given):
                 continue
-            walk(given)
-        elif given.exists() or given.is_symlink():
+            above = tuple(i for i in map(_identity, _real(given).parents) if i is not None)
+            walk(given, above)  # a link back to a folder above the given one is a loop too
+        elif given.is_symlink() and not given.exists():
+            out.problems.append((given, _link_problem(given) or "broken symbolic link"))
+        elif given.exists() and not given.is_file():  # reading a FIFO or a device would block or never end
+            out.problems.append((given, "not a regular file"))
+        elif given.exists():
             settings = resolver.for_path(given)
             if settings.is_excluded(given):
                 continue

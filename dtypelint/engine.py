@@ -68,10 +68,19 @@ def display_name(path: Path) -> str:
     absolute = Path(os.path.abspath(path))  # not resolve(): keep symlinks as the user named them
     for base in (Path(os.path.abspath(Path.cwd())), Path.cwd().resolve()):
         try:
-            return absolute.relative_to(base).as_posix()
+            return printable(absolute.relative_to(base).as_posix())
         except ValueError:
             continue
-    return str(path)
+    return printable(str(path))
+
+
+def printable(name: str) -> str:
+    """A file name that can be written in any report: undecodable bytes in it become U+FFFD."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 _SOURCE_ERROR_CODES = {"binary": "DTL003", "decode": "DTL002"}

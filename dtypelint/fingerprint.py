@@ -151,7 +151,8 @@ def default_text_of(texts: dict[str, str] | None = None) -> Callable[[Diagnostic
             return texts[filename]
         if filename not in cache:
             try:
-                cache[filename] = Path(filename).read_bytes().decode("utf-8", errors="replace")
+                is_file = Path(filename).is_file()  # a FIFO or a device would block
+                cache[filename] = Path(filename).read_bytes().decode("utf-8", errors="replace") if is_file else None
             except OSError:
                 cache[filename] = None
         return cache[filename]

@@ -73,7 +73,7 @@ def test_corrupt_cache_entries_are_misses(tmp_path, monkeypatch, invoke, countin
     write_tree(tmp_path, {"a.py": "import torch\nx = HAZARD\n"})
     monkeypatch.chdir(tmp_path)
     invoke(["check", "--in-process"])
-    for f in (tmp_path / ".dtypelint_cache").rglob("*.pickle"):
+    for f in (tmp_path / ".dtypelint_cache").rglob("*.json"):
         f.write_bytes(b"garbage")
     res = invoke(["check", "--in-process"])
     assert res.exit_code == 1 and len(counting) == 2

@@ -112,3 +112,54 @@ def test_isolated_ignores_broken_config(tmp_path):
 ])
 def test_glob_semantics(pattern, path, expected):
     assert glob_match(pattern, path) is expected
+
+
+@pytest.mark.parametrize("body,needle", [
+    ('[tool.dtypelint]\nrespect-gitignore = "yes"\n', "key 'respect-gitignore' must be a bool, got str"),
+    ('[tool.dtypelint]\ncache-dir = 3\n', "key 'cache-dir' must be a str, got int"),
+    ('[tool.dtypelint]\nexclude = [1]\n', "key 'exclude' must be a list of strings"),
+    ('[tool.dtypelint]\nextend-exclude = "build"\n', "key 'extend-exclude' must be a list, got str"),
+    ('[tool.dtypelint]\nsinks = 3\n', "key 'sinks' must be a dict, got int"),
+    ('[tool]\ndtypelint = 3\n', "[tool.dtypelint] must be a table"),
+    ('[tool.dtypelint]\nselect = ["DTL1", 3]\n', "key 'select' must be a list of strings"),
+    ('[tool.dtypelint]\nextend-select = ["XYZ"]\n', "key 'extend-select': unknown rule selector 'XYZ'"),
+    ('[tool.dtypelint]\nper-file-ignores = { "a.py" = ["DTL999"] }\n', "'per-file-ignores.a.py': unknown rule selector"),
+    ('[tool.dtypelint]\nregimes = []\n', "key 'regimes' must not be empty"),
+    ('[tool.dtypelint]\ncompute-dtype = 16\n', "key 'compute-dtype' must be a str, got int"),
+    ('[tool.dtypelint.sinks]\n"k.f" = { contract = "equal-dtypes", args = ["q"], positions = [true] }\n',
+     "'sinks.k.f.positions' must be a list of 1 non-negative integers"),
+    ('[tool.dtypelint.sinks]\n"k.f" = { contract = "equal-dtypes", args = ["q"], color = 1 }\n',
+     "unknown key 'sinks.k.f.color'"),
+    ('[tool.dtypelint]\nselect = ["DTL1"]\nselect = ["DTL0"]\n', "invalid TOML"),  # a duplicate key
+    (b'\xff\xfe[tool.dtypelint]\n', "cannot read configuration"),  # not UTF-8
+])
+def test_every_kind_of_bad_value_is_one_line_naming_file_and_key(tmp_path, body, needle):
+    write_tree(tmp_path, {"pyproject.toml": body, "m.py": "import torch\n"})
+    proc = run_module(["check", "--no-cache", "m.py"], cwd=tmp_path)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert needle in err and "pyproject.toml" in err and err.startswith("dtypelint: error: ")
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--select", "DTL999"], "--select: unknown rule selector 'DTL999'"),
+    (["--ignore", "ALL,xyz"], "--ignore: unknown rule selector 'xyz'"),
+    (["--extend-select", "DTL9"], "--extend-select: unknown rule selector 'DTL9'"),
+    (["--config", "nope.toml"], "nope.toml: configuration file not found"),
+    (["--baseline", "nope.json"], "nope.json: baseline file not found"),
+    (["nope.py"], "nope.py: no such file or directory"),
+])
+def test_bad_command_line_values_exit_2_with_one_line(tmp_path, args, needle):
+    write_tree(tmp_path, {"m.py": "import torch\n"})
+    proc = run_module(["check", "--no-cache", *args, *([] if args == ["nope.py"] else ["m.py"])], cwd=tmp_path)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and needle in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_bad_config_below_the_linted_folder_stops_the_run_naming_it(tmp_path):
+    write_tree(tmp_path, {"a/m.py": "import torch\n", "b/dtypelint.toml": "regimes = 'half'\n", "b/m.py": "import torch\n"})
+    proc = run_module(["check", "--no-cache", "."], cwd=tmp_path)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and "b/dtypelint.toml: key 'regimes' must be a list, got str" in err

@@ -70,3 +70,17 @@ def test_missing_path_is_a_problem(tmp_path):
     r = ConfigResolver(known_codes=known_codes(), cwd=tmp_path)
     res = discover([tmp_path / "nope"], r)
     assert res.files == [] and res.problems == [(tmp_path / "nope", "No such file or directory")]
+
+
+def test_symlink_loops_are_problems_and_each_file_is_linted_once(tmp_path):
+    write_tree(tmp_path, {"pkg/m.py": "", "pkg/sub/n.py": "", "other/o.py": ""})
+    (tmp_path / "pkg" / "sub" / "back").symlink_to("..")  # a loop inside the walk
+    (tmp_path / "pkg" / "up").symlink_to("../..")  # leads above the folder that was given
+    (tmp_path / "pkg" / "alias").symlink_to("sub")  # the same folder twice: walked once, silently
+    (tmp_path / "pkg" / "self.py").symlink_to("self.py")
+    res = discover([tmp_path / "pkg"], ConfigResolver(known_codes={}, cwd=tmp_path))
+    files = sorted(p.relative_to(tmp_path).as_posix() for p, _ in res.files)
+    assert files == ["pkg/alias/n.py", "pkg/m.py"]
+    problems = {p.relative_to(tmp_path).as_posix(): why for p, why in res.problems}
+    assert sorted(problems) == ["pkg/alias/back", "pkg/self.py", "pkg/up"]  # alias/ comes first: sub/ is its twin
+    assert all("symbolic link loop" in why for why in problems.values())

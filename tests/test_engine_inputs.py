@@ -62,12 +62,11 @@ def test_each_kind_of_bad_input_is_reported_and_the_rest_is_linted(tmp_path):
     assert "broken symbolic link" in msgs["dangling.py"]["message"]
 
 
-def test_missing_path_on_command_line_is_dtl004_and_others_still_run(tmp_path):
+def test_missing_path_on_command_line_is_a_usage_error(tmp_path):
     write_tree(tmp_path, {"bad.py": "import torch\ndef f(:\n"})
-    rc, diags = lint_json(tmp_path, "bad.py", "nope.py")
-    assert rc == 1
-    assert sorted((d["filename"], d["code"]) for d in diags) == [("bad.py", "DTL001"), ("nope.py", "DTL004")]
-    assert "No such file" in [d for d in diags if d["code"] == "DTL004"][0]["message"]
+    proc = run_module(["check", "--no-cache", "bad.py", "nope.py", "gone/"], cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert proc.stderr.decode().strip() == "dtypelint: error: nope.py, gone: no such file or directory"
 
 
 def test_analysis_exception_becomes_dtl005_on_that_file_only(monkeypatch):

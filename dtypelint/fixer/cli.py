@@ -26,8 +26,10 @@ files as they are now on disk.  Otherwise one round is enough.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import Callable, TextIO
 
 from dtypelint.diagnostics import Diagnostic
@@ -60,18 +62,34 @@ def changed_facts(task, report) -> set[str]:
     return {k.rsplit(".", 1)[-1] for k in keys}
 
 
+def write_roots(paths: list[Path]) -> list[str]:
+    """The folders fixes may be written into: each named folder, and the folder of each named file.
+
+    Symlinks are resolved here (a named link to a folder is followed, the user chose it); a
+    file reached through a link that leads outside all of them is not written.
+    """
+    out = []
+    for p in paths:
+        folder = p if p.is_dir() else Path(os.path.dirname(os.path.abspath(p)))
+        out.append(os.path.realpath(folder))
+    return out
+
+
 def run_fix_mode(*, tasks, options, run: Callable, problems: list[Diagnostic], stdin_task,
                  unsafe: bool, diff: bool, fix_only: bool, show_fixes: bool, exit_non_zero_on_fix: bool,
                  exit_zero: bool, quiet: bool, emit: Callable, make_report: Callable,
-                 keep: Callable[[list[Diagnostic]], list[Diagnostic]] | None = None) -> int:
+                 keep: Callable[[list[Diagnostic]], list[Diagnostic]] | None = None,
+                 roots: list[Path] | None = None) -> int:
     """Run the fix loop over ``tasks`` and print what the options ask; returns the exit code.
 
     ``run(tasks, options)`` is the engine's run (with progress); ``emit(report, stream)``
     prints a report with the chosen reporter; ``make_report(diagnostics, fixed)`` builds one;
-    ``keep`` filters the findings that remain after fixing (``--baseline``).
+    ``keep`` filters the findings that remain after fixing (``--baseline``);
+    ``roots``: the paths named on the command line, the only places fixes are written to.
     """
     stdin_mode = stdin_task is not None
-    fix_options = FixOptions(unsafe=unsafe, write=not diff and not stdin_mode)
+    fix_options = FixOptions(unsafe=unsafe, write=not diff and not stdin_mode,
+                             write_roots=tuple(write_roots(roots)) if roots else ())
     tasks = [replace(t, fix=FileFixer(fix_options)) for t in tasks]
     if fix_options.write:  # temporary files of a killed earlier run (SIGKILL cannot clean up)
         for folder in {t.path.resolve().parent for t in tasks if t.path is not None}:

@@ -37,6 +37,8 @@ class FixOptions:
     unsafe: bool = False  # also apply fixes whose applicability is "unsafe"
     write: bool = True  # write changed files back (False: --diff, stdin)
     max_passes: int = MAX_PASSES
+    # folders a fix may write into (symlinks resolved); empty: the folder each file is named in
+    write_roots: tuple[str, ...] = ()
 
 
 @dataclass

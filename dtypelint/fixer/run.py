@@ -11,7 +11,9 @@ written atomically when allowed.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from dtypelint.diagnostics import Diagnostic
@@ -68,7 +70,8 @@ def _finish(task: "CheckTask", data: bytes, out: "FileOutcome", report: FixRepor
             diags: list[Diagnostic], options: FixOptions) -> "FileOutcome":
     if report.error is None and report.changed and options.write and task.path is not None:
         try:
-            write_atomic(task.path, report.data or b"", expected=data)
+            roots = options.write_roots or (os.path.dirname(os.path.abspath(task.path)),)
+            write_atomic(task.path, report.data or b"", expected=data, within=roots)
             report.written = True
         except WriteError as exc:
             report = FixReport(original=report.original, text=report.original, error=str(exc), passes=report.passes)

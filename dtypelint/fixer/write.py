@@ -8,7 +8,9 @@ new file; never a truncated one.  The temporary file is removed on any error,
 and a temporary file left behind by a killed run (SIGKILL cannot be caught) is
 removed by the next run that writes next to it, once its process is gone.
 
-Symbolic links are followed: the file they point to is replaced, the link stays.
+Symbolic links are followed (the file they point to is replaced, the link stays) only
+when ``within`` allows it: ``--fix`` passes the linted paths, so a link (or a linked
+folder) leading outside them is never written through.
 """
 
 from __future__ import annotations
@@ -63,15 +65,29 @@ def clean_stale_temporaries(folder: Path, name: str | None = None) -> list[Path]
     return removed
 
 
-def write_atomic(path: Path, data: bytes, expected: bytes | None = None, create: bool = False) -> None:
+def is_within(path: str | Path, root: str | Path) -> bool:
+    """True when ``path`` is ``root`` or below it (both already free of symlinks)."""
+    try:
+        return os.path.commonpath([os.fspath(path), os.fspath(root)]) == os.fspath(root)
+    except ValueError:  # different drives, or a mix of absolute and relative paths
+        return False
+
+
+def write_atomic(path: Path, data: bytes, expected: bytes | None = None, create: bool = False,
+                 within: tuple[str | Path, ...] | None = None) -> None:
     """Replace ``path``'s content with ``data`` atomically, keeping its permission bits.
 
     When ``expected`` is given and the file's current content differs (someone edited
     it while dtypelint was fixing it), nothing is written and :class:`WriteError` is raised.
     With ``create``, a missing file is created (mode from the umask, like ``open``).
+    With ``within`` (folders), the file's real location (symlinks resolved) must lie
+    below one of them; a symlink leading elsewhere raises :class:`WriteError`.
     """
     target = Path(os.path.realpath(path))
     folder = target.parent
+    if within is not None and not any(is_within(target, os.path.realpath(root)) for root in within):
+        raise WriteError(f"{path} leads (through a symbolic link) to {target}, outside the linted paths; "
+                         "dtypelint does not write through it")
     try:
         st = os.stat(target)
         mode, owner = stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid)

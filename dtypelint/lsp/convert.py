@@ -7,6 +7,7 @@ columns are 1-based code points, so conversion needs the line's text.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -44,7 +45,7 @@ def column_of(line: str, char: int, encoding: str = "utf-16") -> int:
 
 def uri_for(filename: str) -> str:
     try:
-        return Path(filename).resolve().as_uri()
+        return Path(os.path.abspath(filename)).as_uri()  # as the user named it: symlinks are not resolved
     except ValueError:
         return filename
 
@@ -62,8 +63,8 @@ class Lines:
             if self._reader is not None:
                 text = self._reader(filename)
             else:
-                try:
-                    text = Path(filename).read_text(encoding="utf-8", errors="replace")
+                try:  # a FIFO or a device would block
+                    text = Path(filename).read_text(encoding="utf-8", errors="replace") if Path(filename).is_file() else None
                 except OSError:
                     text = None
             self._texts[filename] = (text or "").splitlines()

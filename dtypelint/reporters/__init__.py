@@ -26,6 +26,8 @@ class Report:
         if filename in self.texts:
             return self.texts[filename].splitlines()
         try:
+            if not Path(filename).is_file():  # a FIFO or a device would block the report
+                return []
             return Path(filename).read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return []

@@ -25,10 +25,13 @@ def project_path(filename: str) -> str:
     base = os.environ.get("CI_PROJECT_DIR")
     if not base:
         return filename
-    try:
-        return Path(filename).resolve().relative_to(Path(base).resolve()).as_posix()
-    except (ValueError, OSError):
-        return filename
+    absolute = Path(os.path.abspath(filename))  # symlinks kept as named
+    for root in (Path(os.path.abspath(base)), Path(os.path.realpath(base))):
+        try:
+            return absolute.relative_to(root).as_posix()
+        except ValueError:
+            continue
+    return filename
 
 
 def build_gitlab(report: Report) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ code points (``run.columnKind``).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
@@ -34,14 +35,14 @@ def _root() -> Path:
 def artifact_location(filename: str, root: Path) -> dict[str, Any]:
     """A URI relative to %SRCROOT% when the file is below it, else an absolute file URI."""
     path = Path(filename)
-    absolute = path if path.is_absolute() else (root / path)
+    absolute = Path(os.path.abspath(path if path.is_absolute() else (root / path)))  # symlinks kept as named
     try:
-        rel = absolute.resolve().relative_to(root)
+        rel = absolute.relative_to(root)
         return {"uri": quote(rel.as_posix()), "uriBaseId": SRCROOT}
     except (ValueError, OSError):
         if filename in ("-", "<stdin>"):
             return {"uri": "stdin"}
-        return {"uri": absolute.resolve().as_uri()}
+        return {"uri": absolute.as_uri()}
 
 
 def region(d: Diagnostic) -> dict[str, int]:

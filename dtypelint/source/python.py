@@ -45,7 +45,9 @@ class SourceFile:
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         except SyntaxError as exc:
-            raise SourceError("decode", f"bad encoding declaration: {exc.msg}") from exc
+            if "invalid or missing" not in str(exc.msg):
+                raise SourceError("decode", f"bad encoding declaration: {exc.msg}") from exc
+            encoding = "utf-8"  # no cookie and undecodable first lines: the decode below says where
         bom = data.startswith(codecs.BOM_UTF8)
         payload = data[len(codecs.BOM_UTF8) :] if bom else data
         codec = "utf-8" if encoding == "utf-8-sig" else encoding
