@@ -190,7 +190,8 @@ class CallMixin:
                 not makes_tensors(found[0]) and not any(carries_data(v) for v in list(args) + list(kwargs.values()))):
             return Val("object", ref=ObjRef(facts, cfa))
         init, ifa = found
-        sub = Frame(ifa, init, facts, self.regime, report=False, ac=self.ac, depth=self.depth + 1, root=self.root)
+        sub = Frame(ifa, init, facts, self.regime, report=False, ac=self.ac, depth=self.depth + 1, root=self.root,
+                    origin=self.origin)
         env = self.bind_args(init, args, kwargs, skip_self=True, opaque=False, defaults_frame=sub)
         me = (init.args.posonlyargs + init.args.args)[0].arg if (init.args.posonlyargs + init.args.args) else "self"
         env[me] = Val("self")
@@ -376,7 +377,7 @@ class CallMixin:
                     self_kept=recv_self[1] if recv_self else "", depth=self.depth + 1,
                     self_text=recv_self[0] if recv_self else "self", root=self.root,
                     self_path=recv_self[2] if recv_self else "", cond=self.current_cond(),
-                    self_forced=recv_self[3] if recv_self else "")
+                    self_forced=recv_self[3] if recv_self else "", origin=self.origin)
         env = self.bind_args(fn, args, kwargs, skip_self=recv_self is not None, opaque=opaque, defaults_frame=sub)
         strict = self.fa.strict_params(fn, fa)
         if strict:
@@ -395,6 +396,7 @@ class CallMixin:
                         env[p] = replace(v, kind=fixed.kind, prov=(), hint=None)
         if same_file:
             self.fa.called.add((self.regime, id(fn)))
+            self.origin.called_by.setdefault((self.regime, self.root), set()).add(id(fn))
         if self.depth >= MAX_DEPTH or self.fa.work.get(self.root, 0) > CALL_BUDGET or id(fn) in self.fa.active:
             return UNKNOWN
         if recv_self is None and not self_env and not makes_tensors(fn) and not any(
@@ -429,7 +431,9 @@ class CallMixin:
         key = (id(fn), id(fa), self.regime, self.ac, recv_key, self.fa.env_key(env))
         memo = self.fa.memo if same_file else fa.memo
         if key in memo:
-            alts, found = memo[key]
+            alts, found, sensitive = memo[key]
+            if sensitive and self.regime == "half":
+                self.origin.loaded_sensitive.add(self.root)  # the reused run read facts `loaded` reads differently
             if self.report and same_file:
                 done = self.fa._replayed
                 for e in found:
@@ -437,17 +441,18 @@ class CallMixin:
                         done.add((id(e), self.root))
                         self.fa.record(e if e.root == self.root else replace(e, root=self.root))
             return alts
-        memo[key] = ([(UNKNOWN, None)], [])  # recursion guard
+        memo[key] = ([(UNKNOWN, None)], [], False)  # recursion guard
         collected: list = []
         self.fa.collectors.append(collected)
         self.fa.active.add(id(fn))
+        marks = self.origin.sensitive_marks
         try:
             returns = sub.run(env)
         finally:
             self.fa.collectors.pop()
             self.fa.active.discard(id(fn))
         alts = self.return_alternatives(returns, fn)
-        memo[key] = (alts, collected)
+        memo[key] = (alts, collected, self.origin.sensitive_marks != marks)
         return alts
 
     def call_lambda(self, fn: ast.Lambda, ref: FuncRef | None, args, kwargs, fa) -> Val:
@@ -455,7 +460,8 @@ class CallMixin:
 
         sub = Frame(fa, fn, self.cls, self.regime, report=self.report and fa is self.fa, ac=self.ac,
                     self_kept=self.self_kept, depth=self.depth + 1, self_text=self.self_text, root=self.root,
-                    self_path=self.self_path, cond=self.current_cond(), self_forced=self.self_forced)
+                    self_path=self.self_path, cond=self.current_cond(), self_forced=self.self_forced,
+                    origin=self.origin)
         env = dict(self.cur_env)
         env.update(self.bind_args(fn, args, kwargs, skip_self=False, opaque=False, defaults_frame=sub))
         sub.state.env = env

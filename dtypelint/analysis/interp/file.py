@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 from typing import Any
 
 from dtypelint.analysis.api import SinkDef, load_api
@@ -94,7 +95,10 @@ class FileAnalysis:
         self.act_params: dict[int, set[str]] = {}  # per function: parameters taken as activations
         self.executions: dict[tuple, list] = {}  # (regime, root, statement) -> path conditions it ran under
         self.work: dict[int, int] = {}
-        self.active: set[int] = set()  # functions being interpreted now (recursion is not followed)  # statements evaluated per entry function (bounds path splitting)
+        self.active: set[int] = set()  # functions being interpreted now (recursion is not followed)
+        self.loaded_sensitive: set[int] = set()  # entries whose half run read a fact `loaded` reads differently
+        self.sensitive_marks = 0  # how often that happened (a memoised call remembers whether it did)
+        self.called_by: dict[tuple[str, int], set[int]] = {}  # (regime, entry) -> functions of this file it called  # statements evaluated per entry function (bounds path splitting)
 
     def _collect(self, body: list[ast.stmt], top: bool) -> None:
         for node in body:
@@ -380,18 +384,29 @@ class FileAnalysis:
         """Interpret every function and method of the file on its own, per regime; the sink events."""
         from dtypelint.analysis.interp.frame import Frame
 
+        entries = [(fn, None) for fn in self.functions.values()] + [
+            (item, facts) for cnode, facts in self.classes.values() for item in cnode.body
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name != "__init__"]
         for regime in regimes:
-            for fn in self.functions.values():
-                frame = Frame(self, fn, None, regime, report=True)
+            for fn, facts in entries:
+                if regime == "loaded" and "half" in regimes and id(fn) not in self.loaded_sensitive:
+                    self.copy_half_run(id(fn))  # nothing on its paths reads differently when loaded
+                    continue
+                frame = Frame(self, fn, facts, regime, report=True)
                 if frame.worth_running():
                     frame.run_default()
-            for cnode, facts in self.classes.values():
-                for item in cnode.body:
-                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name != "__init__":
-                        frame = Frame(self, item, facts, regime, report=True)
-                        if frame.worth_running():
-                            frame.run_default()
         return self.events
+
+    def copy_half_run(self, root: int) -> None:
+        """The ``loaded`` results of an entry whose ``half`` run consulted nothing the regimes read
+        differently: its events, calls and statement runs, relabelled."""
+        for e in [e for e in self.events if e.root == root and e.regime == "half"]:
+            self.events.append(replace(e, regime="loaded"))
+        for fid in self.called_by.get(("half", root), ()):
+            self.called.add(("loaded", fid))
+        for (regime, r, stmt), runs in list(self.executions.items()):
+            if r == root and regime == "half":
+                self.executions[("loaded", r, stmt)] = list(runs)
 
     def record(self, e: SinkEvent) -> None:
         self.events.append(e)

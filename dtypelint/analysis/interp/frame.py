@@ -64,8 +64,9 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
 
     def __init__(self, fa, fn: ast.FunctionDef, cls, regime: str, report: bool, ac: bool | None = None,
                  self_kept: str = "", depth: int = 0, self_text: str = "self", root: int | None = None,
-                 self_path: str = "", cond: tuple[str, ...] = (), self_forced: str = ""):
+                 self_path: str = "", cond: tuple = (), self_forced: str = "", origin=None):
         self.fa = fa
+        self.origin = origin or fa  # the FileAnalysis of the file being analysed (this frame may be in another)
         self.fn = fn
         self.cls = cls
         self.regime = regime

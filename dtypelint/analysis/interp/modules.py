@@ -51,6 +51,8 @@ class ModuleMixin:
             return UNKNOWN
         text = f"{self.self_text}.{a}"
         if fact.kind == "module":
+            if fact.fp32 or self._keeps(self.cls):
+                self.loaded_differs()
             kept = explicit = ""
             path = f"{self.self_path}.{a}" if self.self_path else a
             if self.regime == "loaded":
@@ -101,7 +103,8 @@ class ModuleMixin:
         _, facts, cfa = self.fa.class_by_qname(self.cls.qname)
         if cfa is None:
             return UNKNOWN
-        frame = Frame(cfa, self.fn, self.cls, self.regime, report=False, depth=self.depth + 1, root=self.root)
+        frame = Frame(cfa, self.fn, self.cls, self.regime, report=False, depth=self.depth + 1, root=self.root,
+                      origin=self.origin)
         chooser = _Recorder(self)
         frame._chooser = chooser  # alternatives (a kernel picked from a dict) become this path's choices
         v = frame.eval(fact.expr, {})
@@ -129,6 +132,8 @@ class ModuleMixin:
 
         if self.self_forced and fact.kind in ("param", "buffer"):
             return src(self.self_forced)
+        if (fact.kind == "tensor" and d == "default") or fact.fp32 or d == "fp64" or self._keeps(self.cls):
+            self.loaded_differs()
         if fact.kind == "tensor":
             if d in ("fp32", "fp64"):
                 return src("it is created in that dtype explicitly")
@@ -165,6 +170,8 @@ class ModuleMixin:
         if ref.forced:
             msg = f"`{text}` is float32: {ref.forced}"
             return tensor("fp32", (Step(self.fa.filename, ref.row, ref.col, msg),), kept=ref.text)
+        if ref.explicit or self._keeps(self.cls):
+            self.loaded_differs()
         if self.regime == "autocast":
             msg = f"`{text}` is a float32 parameter in the autocast regime (parameters stay float32 under autocast)"
             return tensor("fp32", (Step(ref.filename, ref.row, ref.col, msg),))
@@ -178,7 +185,7 @@ class ModuleMixin:
     def sub_frame(self, facts, ref: ModuleRef):
         from dtypelint.analysis.interp.frame import Frame
 
-        return Frame(self.fa, self.fn, facts, self.regime, report=False, self_kept=ref.explicit,
+        return Frame(self.fa, self.fn, facts, self.regime, report=False, self_kept=ref.explicit, origin=self.origin,
                      self_text=ref.text, self_path=ref.path, self_forced=ref.forced)
 
     def submodule_attr(self, ref: ModuleRef, a: str, n: ast.AST) -> Val:
@@ -187,8 +194,19 @@ class ModuleMixin:
             return UNKNOWN
         return self.sub_frame(facts, ref).self_attr(a, n)
 
+    def loaded_differs(self) -> None:
+        """This path consulted a fact the ``loaded`` regime reads differently from ``half`` (a keep list,
+        an explicit float32 choice, a plain tensor attribute): the entry function runs in both."""
+        if self.regime == "half":
+            self.origin.loaded_sensitive.add(self.root)
+            self.origin.sensitive_marks += 1
+
+    def _keeps(self, facts) -> bool:
+        return facts is not None and bool(self.fa.keep_index.lists_for(facts))
+
     def module_parameters(self, ref: ModuleRef, n: ast.AST) -> Val:
         """``module.parameters()``: a sequence of tensors in the module's parameter dtype."""
+        self.loaded_differs()
         if ref.forced or (self.regime == "loaded" and ref.explicit):
             why = ref.forced or ref.explicit
             return Val("seq", ref=tensor("fp32", (Step(self.fa.filename, ref.row, ref.col, f"`{ref.text}` is float32: {why}"),)))
@@ -203,6 +221,8 @@ class ModuleMixin:
         """One member of a container module: its own path (matched by keep lists) and fp32 choice."""
         path = f"{ref.path}.{key}"
         text = f"{ref.text}[{key!r}]"
+        if fp32 or ref.owner:
+            self.loaded_differs()
         explicit = ref.explicit
         if not explicit and fp32 and self.regime == "loaded":
             explicit = f"`{text}` is built with `dtype=torch.float32` / `.float()` in `__init__`"
@@ -266,6 +286,7 @@ class ModuleMixin:
 
     def _call_module(self, ref: ModuleRef, n: ast.Call, args, kwargs) -> Val:
         if ref.alts:
+            self.loaded_differs()
             # one of several classes `__init__` may choose: each path sees one
             outs = []
             for i, c in enumerate((ref.cls,) + ref.alts):
@@ -321,6 +342,7 @@ class ModuleMixin:
         if kind == "embedding":
             return self.module_param(ref, "weight", n)
         if ref.chain and ref.cls == "torch.nn.Sequential":
+            self.loaded_differs()
             out = x
             for i, c in enumerate(ref.chain):
                 sub_path = f"{ref.path}.{i}"
