@@ -49,6 +49,11 @@ _TREES: "OrderedDict[str, ast.Module | None]" = OrderedDict()
 _TREE_CACHE = 64
 
 
+def foreign_keys() -> frozenset:
+    """Which modules this process holds analysed (a long-lived caller warms itself with the ones it lacks)."""
+    return frozenset(_FOREIGN)
+
+
 def parsed(text: str, key: str | None = None, tree: ast.Module | None = None) -> ast.Module | None:
     """The syntax tree of a module's source, parsed once per process (``tree`` registers one)."""
     key = key or source_key(text)

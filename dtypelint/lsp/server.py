@@ -169,17 +169,58 @@ def _describe_exit(status: int) -> str:
     return f"exit status {os.WEXITSTATUS(status)}" if os.WIFEXITED(status) else f"status {status}"
 
 
+def _preload() -> None:
+    """Import the analysis and read its tables once, so that every forked child starts with them."""
+    from dtypelint import engine, rules  # noqa: F401
+    from dtypelint.analysis.api import load_api
+    from dtypelint.rules import aggregate, render  # noqa: F401
+
+    load_api()
+
+
+class _WarmUpTimeout(Exception):
+    pass
+
+
+def _warm_up(request: tuple, timeout: float) -> None:
+    """Analyse ``request`` in the supervisor itself, for its caches only (the modules it imports, read from disk).
+
+    Children are forked from the supervisor, so what it holds they start with: the next edit of the same file
+    skips parsing and summarising the helpers, kernels and base classes in other files.  The result is thrown
+    away; a failure or a run past the time limit only leaves the caches colder.
+    """
+    def stop(signum, frame):
+        raise _WarmUpTimeout()
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        _lint(*request)
+    except BaseException:  # noqa: BLE001 - only a cache warm-up
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _supervise(conn, timeout: float) -> None:
     """The analysis supervisor: forks one child per request, kills it at the time limit.
 
     It is forked from the server before the server starts any thread, and it never
     starts one itself, so its own forks are safe (forking a process that runs threads
-    can deadlock the child on a lock another thread held).
+    can deadlock the child on a lock another thread held).  It keeps the analysis
+    imported and its caches of other modules warm (``_warm_up``) for the children.
     """
+    from dtypelint.analysis.project import foreign_keys
+
     try:  # standard output is the LSP stream: nothing analysed here may ever write to it
         os.dup2(2, 1)
         sys.stdout = sys.stderr
     except OSError:
+        pass
+    try:
+        _preload()
+    except Exception:  # noqa: BLE001 - the children import what they need themselves
         pass
     while True:
         try:
@@ -187,11 +228,12 @@ def _supervise(conn, timeout: float) -> None:
         except (EOFError, OSError):
             return
         r, w = os.pipe()
+        known = foreign_keys()
         pid = os.fork()
         if pid == 0:  # the child: analyse, send the pickled result, exit without cleanup
             os.close(r)
             try:
-                result: tuple = ("ok", _lint(*request))
+                result: tuple = ("ok", _lint(*request), bool(foreign_keys() - known))
             except BaseException as exc:  # noqa: BLE001 - reported as DTL005
                 result = ("error", f"{type(exc).__name__}: {exc}")
             try:
@@ -226,10 +268,13 @@ def _supervise(conn, timeout: float) -> None:
                 result = pickle.loads(b"".join(chunks)) if chunks else ("crash", _describe_exit(status))
             except Exception:
                 result = ("crash", _describe_exit(status))
+        colder = result[0] == "ok" and len(result) > 2 and result[2]
         try:
-            conn.send(result)
+            conn.send(result[:2])
         except (OSError, EOFError):
             return
+        if colder:  # the child read modules the supervisor does not hold: read them here, once
+            _warm_up(request, timeout)
 
 
 class Analyser:
