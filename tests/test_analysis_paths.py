@@ -290,3 +290,60 @@ class Attn(nn.Module):
         return (q.float() @ k.float().transpose(-2, -1)).softmax(-1) @ v
 '''
     assert found(src) == [(11, "DTL101", ("half", "loaded"), "")]
+
+
+def test_a_branch_on_is_floating_point_of_a_known_dtype_is_decided():
+    # the weight's dtype is floating in every regime, so only the first branch is a path of the program
+    src = '''
+def sinusoid(t, dim):
+    freqs = torch.exp(-torch.arange(dim // 2, dtype=torch.float32) / dim)
+    args = t[:, None].float() * freqs[None]
+    return torch.cat([args.cos(), args.sin()], dim=-1)
+
+
+class TimeEmbed(nn.Module):
+    def __init__(self, d, freq_dim=256):
+        super().__init__()
+        self.fc = nn.Linear(freq_dim, d)
+        self.freq_dim = freq_dim
+
+    def forward(self, t, scale=None):
+        emb = sinusoid(t, self.freq_dim)
+        wdtype = self.fc.weight.dtype
+        if wdtype.is_floating_point:
+            emb = emb.to(wdtype)
+        elif scale is not None:
+            emb = emb * scale
+        return self.fc(emb)
+'''
+    assert found(src) == []
+    # with the test reversed the cast is on the infeasible side: every regime but autocast breaks
+    assert [f[1] for f in found(src.replace("if wdtype.is_floating_point:", "if not wdtype.is_floating_point:"))] \
+        == ["DTL101"]
+
+
+def test_a_loop_over_a_layers_parameters_runs_at_least_once():
+    # the path where the loop is skipped (and `found` stays None) cannot happen for an nn.Linear
+    src = '''
+def first_float_dtype(module):
+    found = None
+    for name, p in module.named_parameters():
+        if p.is_floating_point():
+            return p.dtype
+        found = p.dtype
+    if found is not None:
+        return found
+    return torch.float16
+
+
+class Head(nn.Module):
+    _keep_in_fp32_modules = ["proj"]
+
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.proj(x.to(first_float_dtype(self.proj)))
+'''
+    assert found(src) == []

@@ -15,7 +15,7 @@ import itertools
 from dataclasses import replace
 
 from dtypelint.analysis.interp.file import carries_data, makes_tensors
-from dtypelint.analysis.interp.values import CAST_UNKNOWN, SHAPE, FuncRef, is_cast_unknown
+from dtypelint.analysis.interp.values import CAST_UNKNOWN, SHAPE, FuncRef, floating_truth, is_cast_unknown
 from dtypelint.analysis.lattice import NONE, SCALAR, UNKNOWN, Val, dtype_name, join, promote
 from dtypelint.analysis.paths import Clause, signature
 
@@ -279,8 +279,8 @@ class CallMixin:
         if recv.kind == "module":
             if meth == "forward":
                 return self.call_module(recv.ref, n, args, kwargs)
-            if meth in ("parameters", "buffers"):
-                return self.module_parameters(recv.ref, n)
+            if meth in ("parameters", "buffers", "named_parameters", "named_buffers"):
+                return self.module_parameters(recv.ref, n, named=meth.startswith("named_"))
             if meth in ("float", "half", "to", "bfloat16", "cuda", "eval", "train", "requires_grad_"):
                 self.module_cast(n, meth, args, kwargs, env)
                 return recv
@@ -313,6 +313,8 @@ class CallMixin:
             if recv.kind == "tuple" and meth in ("index", "count"):
                 return SCALAR
             return UNKNOWN
+        if recv.is_tensor and meth == "is_floating_point" and not args and not kwargs:
+            return floating_truth(recv.kind)
         if is_cast_unknown(recv):
             if meth in self.api.keep:
                 return recv

@@ -12,7 +12,7 @@ import ast
 from dataclasses import replace
 
 from dtypelint.analysis.events import Operand
-from dtypelint.analysis.interp.values import CAST_UNKNOWN, SHAPE, FuncRef, is_cast_unknown
+from dtypelint.analysis.interp.values import CAST_UNKNOWN, SHAPE, FuncRef, floating_truth, is_cast_unknown
 from dtypelint.analysis.lattice import NONE, SCALAR, UNKNOWN, Val, dtype_name, dtype_val, join, promote, tensor
 from dtypelint.analysis.names import canonical_torch
 from dtypelint.analysis.paths import clause, signature
@@ -400,6 +400,8 @@ class ExprMixin:
             return base.items[0 if a == "values" else 1]  # torch.return_types (max, topk, sort, ...)
         if base.kind == "dtype" and a == "itemsize":
             return SCALAR
+        if base.kind == "dtype" and a == "is_floating_point":
+            return floating_truth(base.const)
         return UNKNOWN
 
     def dtype_kind(self, name: str) -> str:

@@ -412,9 +412,11 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
         carried = {k for st in states for k in st.env if k in live or "." in k}
         cur = states
         done: set = set()  # signatures of states the body already ran from
+        first = True
         for _ in range(LOOP_ROUNDS):
             entry: list[State] = []
             todo = []
+            nonempty = first and not isinstance(s, ast.While)
             for st in cur:
                 sig = signature_key(state_signature(st, carried))
                 if sig not in done:
@@ -428,13 +430,17 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
                     if isinstance(s, ast.While):
                         self.cond(s.test, st.env)
                     else:
-                        elem = self.element(self.eval(s.iter, st.env))
-                        self.bind(s.target, elem, st.env, None)
+                        it = self.eval(s.iter, st.env)
+                        nonempty = nonempty and (it.const == "nonempty" or (it.kind == "tuple" and bool(it.items)))
+                        self.bind(s.target, self.element(it), st.env, None)
                 finally:
                     self.state = saved
                 entry.append(st)
             body = self.block(s.body, entry, live)
-            new = merge_states(cur + body, live, self.state_limit(), decision_names(self.fn))
+            # an iterable known to hold items: the path that skips the body is not a path of the program
+            skipped = [] if nonempty and len(todo) == len(cur) else cur
+            first = False
+            new = merge_states(skipped + body, live, self.state_limit(), decision_names(self.fn))
             if {signature_key(state_signature(x, carried)) for x in new} == \
                     {signature_key(state_signature(x, carried)) for x in cur}:
                 cur = new

@@ -204,18 +204,28 @@ class ModuleMixin:
     def _keeps(self, facts) -> bool:
         return facts is not None and bool(self.fa.keep_index.lists_for(facts))
 
-    def module_parameters(self, ref: ModuleRef, n: ast.AST) -> Val:
-        """``module.parameters()``: a sequence of tensors in the module's parameter dtype."""
+    def module_parameters(self, ref: ModuleRef, n: ast.AST, named: bool = False) -> Val:
+        """``module.parameters()`` / ``named_parameters()``: a sequence of the module's parameters (in its dtype).
+
+        A torch layer with weights (``nn.Linear``, convolutions, norms, embeddings) has at least one, so a loop over
+        them runs at least once (``const="nonempty"``): the path where it does not is not a path of real code.
+        """
         self.loaded_differs()
-        if ref.forced or (self.regime == "loaded" and ref.explicit):
-            why = ref.forced or ref.explicit
-            return Val("seq", ref=tensor("fp32", (Step(self.fa.filename, ref.row, ref.col, f"`{ref.text}` is float32: {why}"),)))
-        if self.regime == "autocast":
-            return Val("seq", ref=tensor("fp32", (Step(self.fa.filename, ref.row, ref.col,
-                                                       f"`{ref.text}`'s parameters stay float32 under autocast"),)))
-        if self.regime == "half":
-            return Val("seq", ref=tensor("low"))
-        return Val("seq", ref=UNKNOWN)  # loaded: keep lists may keep some of them
+        leaf = ref.cls.startswith("torch.nn.") and self.api.module_kind.get(ref.cls[len("torch.nn."):]) in (
+            "linear", "norm_fp32", "embedding")
+        if ref.forced or (self.regime == "loaded" and (ref.explicit or (leaf and ref.kept))):
+            why = ref.forced or ref.explicit or ref.kept
+            elem = tensor("fp32", (Step(self.fa.filename, ref.row, ref.col, f"`{ref.text}` is float32: {why}"),))
+        elif self.regime == "autocast":
+            elem = tensor("fp32", (Step(self.fa.filename, ref.row, ref.col,
+                                        f"`{ref.text}`'s parameters stay float32 under autocast"),))
+        elif self.regime == "half" or leaf:
+            elem = tensor("low")
+        else:
+            elem = UNKNOWN  # loaded: keep lists may keep some of its submodules
+        if named:
+            elem = Val("tuple", items=(Val("str"), elem))
+        return Val("seq", ref=elem, const="nonempty" if leaf else None)
 
     def member(self, ref: ModuleRef, key, cls: str, fp32: bool) -> ModuleRef:
         """One member of a container module: its own path (matched by keep lists) and fp32 choice."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dtypelint.analysis.lattice import Val
+from dtypelint.analysis.lattice import FLOATS, TENSORS, Val
 
 
 @dataclass(frozen=True)
@@ -75,3 +75,12 @@ class ObjRef:
             if k == name:
                 return v
         return None
+
+
+def floating_truth(kind) -> Val:
+    """``dtype.is_floating_point`` / ``t.is_floating_point()`` of a known dtype kind (a Python bool)."""
+    if kind in FLOATS:
+        return Val("pybool", const=True)
+    if kind in TENSORS:
+        return Val("pybool", const=False)
+    return Val("pybool", const=None)
