@@ -68,19 +68,12 @@ class State:
         return out
 
 
-_KEYS: dict[int, tuple[ast.AST, str]] = {}
-
-
 def test_key(node: ast.AST) -> str:
-    """A key for "the same test": the expression's structure without positions (cached per node)."""
-    hit = _KEYS.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    key = ast.dump(node, annotate_fields=False, include_attributes=False)
-    if len(_KEYS) > 200_000:
-        _KEYS.clear()
-    if hasattr(node, "lineno"):  # parsed nodes live as long as their tree; synthetic ones may not
-        _KEYS[id(node)] = (node, key)
+    """A key for "the same test": the expression's structure without positions (cached on the node)."""
+    key = getattr(node, "_dtl_test_key", None)
+    if key is None:
+        key = ast.dump(node, annotate_fields=False, include_attributes=False)
+        node._dtl_test_key = key  # lives and dies with its tree
     return key
 
 
@@ -98,21 +91,13 @@ def canonical(node: ast.AST) -> tuple[ast.AST, bool]:
     return node, negated
 
 
-_FACTS: dict[int, tuple[ast.AST, str, bool]] = {}
-
-
 def fact_of(node: ast.AST) -> tuple[str, bool]:
-    """The fact key of a test and whether the test is its negation (cached per parsed node)."""
-    hit = _FACTS.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1], hit[2]
-    pos, negated = canonical(node)
-    key = test_key(pos)
-    if hasattr(node, "lineno"):
-        if len(_FACTS) > 200_000:
-            _FACTS.clear()
-        _FACTS[id(node)] = (node, key, negated)
-    return key, negated
+    """The fact key of a test and whether the test is its negation (cached on the node)."""
+    hit = getattr(node, "_dtl_fact", None)
+    if hit is None:
+        pos, negated = canonical(node)
+        hit = node._dtl_fact = (test_key(pos), negated)
+    return hit
 
 
 def clause(node: ast.AST, truth: bool, seg) -> Clause:

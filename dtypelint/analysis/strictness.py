@@ -155,20 +155,15 @@ def param_source(expr: ast.AST | None, fn, params: set[str], depth: int = 0) -> 
     return None
 
 
-_LOCALS: dict[int, dict[str, list[ast.AST]]] = {}
-
-
 def _local_values(fn) -> dict[str, list[ast.AST]]:
-    key = id(fn)
-    out = _LOCALS.get(key)
+    """Each local name's assigned expressions (cached on the function node: an id could be reused)."""
+    out = getattr(fn, "_dtl_local_values", None)
     if out is None:
         out = {}
         for node in ast.walk(fn):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 out.setdefault(node.targets[0].id, []).append(node.value)
-        if len(_LOCALS) > 4096:
-            _LOCALS.clear()
-        _LOCALS[key] = out
+        fn._dtl_local_values = out
     return out
 
 
