@@ -32,7 +32,10 @@ _TRIGGERS = re.compile(
 
 def might_contain_hazard(text: str, settings) -> bool:
     if "def " not in text:
-        return False
+        # a training script can drive autocast / GradScaler at its top level
+        from dtypelint.analysis.amp_usage import mentions_amp
+
+        return mentions_amp(text)
     if _TRIGGERS.search(text):
         return True
     sinks = getattr(settings, "sinks", ()) or ()
@@ -82,4 +85,10 @@ def analyse(text: str, filename: str, module_name: str, settings, index=None, is
     except RecursionError:
         # pathologically deep expressions (generated code): no claim rather than a crash
         return None
+    from dtypelint.analysis.amp_usage import amp_events
+
+    try:
+        events = events + amp_events(fa)  # training-step API usage: syntactic, regime-less events
+    except RecursionError:
+        pass
     return Analysis(fa, events)
