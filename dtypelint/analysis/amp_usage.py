@@ -44,6 +44,10 @@ DEPRECATED = {
     for mod in mods
     if not (dev == "cpu" and name in ("custom_fwd", "custom_bwd"))
 }
+# the current spellings: a deprecated name next to one of these is a fallback for an older torch
+MODERN = {"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast", "torch.amp.GradScaler",
+          "torch.amp.grad_scaler.GradScaler", "torch.amp.custom_fwd", "torch.amp.custom_bwd",
+          "torch.amp.autocast_mode.custom_fwd", "torch.amp.autocast_mode.custom_bwd"}
 BCE_FUNCTION = "torch.nn.functional.binary_cross_entropy"
 BCE_MODULE = "torch.nn.BCELoss"
 SIGMOID = {"torch.sigmoid", "torch.nn.functional.sigmoid", "torch.special.expit"}
@@ -126,6 +130,7 @@ class AmpPass:
         self.scope = SyntaxScope(fa)
         self.events: list[SinkEvent] = []
         self.local_aliases: dict[str, str] = {}
+        self.compat_names = self._compat_imports(fa.tree.body)
         self.bce_attrs: set[str] = set()  # `self.x` texts bound to an nn.BCELoss in this class
         self.bce_globals: set[str] = {t.id for node in fa.tree.body if isinstance(node, ast.Assign)
                                       and isinstance(node.value, ast.Call) and self.qualify(node.value.func) == BCE_MODULE
@@ -335,15 +340,61 @@ class AmpPass:
                 for c in ast.walk(d):
                     if isinstance(c, ast.Call):
                         calls[id(c.func)] = c
+        fallback = self._fallbacks([owner] + nodes)
         for node in nodes:
             if not isinstance(node, (ast.Name, ast.Attribute)) or isinstance(getattr(node, "ctx", None), ast.Store):
                 continue
             q = self.qualify(node)
-            if q not in DEPRECATED:
+            if q not in DEPRECATED or id(node) in fallback or _head(node) in self.compat_names:
                 continue
             device, new = DEPRECATED[q]
             self.emit("amp-api", node, q, owner, qname=q, device=device, new=new, call=calls.get(id(node)),
                       decorator=id(node) in decorated)
+
+    def uses_modern(self, nodes) -> bool:
+        return any(isinstance(n, (ast.Name, ast.Attribute)) and self.qualify(n) in MODERN
+                   for top in nodes for n in ast.walk(top))
+
+    def _fallbacks(self, nodes) -> set[int]:
+        """Nodes on a branch that runs only where the ``torch.amp`` spelling is missing (an older torch): the
+        handlers of a ``try`` whose body uses it, the other arm of an ``if`` / conditional expression that does."""
+        out: set[int] = set()
+        for n in nodes:
+            arms: list[tuple[list, list]] = []
+            if isinstance(n, ast.Try):
+                arms.append((n.body, n.handlers))
+            elif isinstance(n, ast.If):
+                arms += [(n.body, n.orelse), (n.orelse, n.body)]
+            elif isinstance(n, ast.IfExp):
+                arms += [([n.body], [n.orelse]), ([n.orelse], [n.body])]
+            for modern, other in arms:
+                if modern and self.uses_modern(modern):
+                    out |= {id(x) for top in other for x in ast.walk(top)}
+            # `if <new API available>: return <new form>` followed by the old form
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(n, name, None)
+                if not isinstance(block, list):
+                    continue
+                for i, stmt in enumerate(block):
+                    if isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)) \
+                            and self.uses_modern(stmt.body):
+                        out |= {id(x) for top in block[i + 1:] for x in ast.walk(top)}
+                        break
+        return out
+
+    def _compat_imports(self, body: list[ast.stmt]) -> set[str]:
+        """Names a ``try: from torch.amp import X`` binds whose ``except`` re-imports them from the old module."""
+        out: set[str] = set()
+        for node in _walk_scope(body):
+            if not isinstance(node, ast.Try):
+                continue
+            modern = {a.asname or a.name for n in node.body if isinstance(n, ast.ImportFrom)
+                      and (n.module or "").startswith("torch.amp") for a in n.names}
+            for h in node.handlers:
+                for n in h.body:
+                    if isinstance(n, ast.ImportFrom) and n.module in ("torch.cuda.amp", "torch.cpu.amp"):
+                        out |= {a.asname or a.name for a in n.names} & modern
+        return out
 
     def _derived(self, facts: ScopeFacts) -> set[str]:
         """Names whose value comes from a float16 autocast region (assigned there, or from such names)."""
@@ -438,6 +489,12 @@ class AmpPass:
         if not made:
             for c in facts.scaled:
                 self.emit("amp-scaler", c, "scale", owner, region=facts.regions[0], made=False)
+
+
+def _head(node: ast.AST) -> str | None:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _fp16(region: Region | None) -> bool:

@@ -46,8 +46,10 @@ def analyse(text: str, filename: str, module_name: str, settings, index=None, en
     from dtypelint.rules.aggregate import select
     from dtypelint.rules.render import to_diagnostics
 
+    kinds = {k for code, rule in RULES.items() if enabled is None or code in enabled for k in rule.KINDS}
     result = analysis.analyse(text, filename, module_name, settings, index, is_package=is_package, path=path,
-                              tree=tree)
+                              tree=tree, interpret=any(not k.startswith("amp-") for k in kinds),
+                              amp=any(k.startswith("amp-") for k in kinds))
     if result is None:
         return []
     judged = select(result.events, RULES, enabled, result.fa.called, result.fa.executions)
