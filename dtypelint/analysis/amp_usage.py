@@ -341,12 +341,16 @@ class AmpPass:
                     if isinstance(c, ast.Call):
                         calls[id(c.func)] = c
         fallback = self._fallbacks([owner] + nodes)
+        probes = {id(x) for n in nodes if isinstance(n, ast.Try) and any(_catches_missing(h) for h in n.handlers)
+                  for top in n.body for x in ast.walk(top)}
         for node in nodes:
             if not isinstance(node, (ast.Name, ast.Attribute)) or isinstance(getattr(node, "ctx", None), ast.Store):
                 continue
             q = self.qualify(node)
             if q not in DEPRECATED or id(node) in fallback or _head(node) in self.compat_names:
                 continue
+            if id(node) not in calls and id(node) not in decorated and id(node) in probes:
+                continue  # `_ = torch.cpu.amp.autocast` under `except AttributeError`: a feature probe, not a use
             device, new = DEPRECATED[q]
             self.emit("amp-api", node, q, owner, qname=q, device=device, new=new, call=calls.get(id(node)),
                       decorator=id(node) in decorated)
@@ -489,6 +493,13 @@ class AmpPass:
         if not made:
             for c in facts.scaled:
                 self.emit("amp-scaler", c, "scale", owner, region=facts.regions[0], made=False)
+
+
+def _catches_missing(handler: ast.ExceptHandler) -> bool:
+    """An ``except`` that catches a missing attribute or module (a feature probe's handler)."""
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(k, ast.Name) and k.id in ("AttributeError", "ImportError", "ModuleNotFoundError")
+               for k in kinds)
 
 
 def _head(node: ast.AST) -> str | None:
