@@ -142,9 +142,12 @@ def test_dtl203_half_model_loops_raise_and_the_twin_runs():
         broken.fit_half(batches)
     with pytest.raises(ValueError, match=UNSCALE_ERROR):
         broken.fit_converted_in_place(broken.TinyMLP(), batches)
+    with pytest.raises(ValueError, match=UNSCALE_ERROR):
+        broken.HalfTrainer(broken.TinyMLP()).train_step(batches[0])
     twin = load("dtl203_ok_autocast_model_scaler")
     twin.fit_autocast(batches)
     twin.fit_with_half_teacher(twin.TinyMLP(), twin.TinyMLP(), batches)
+    assert twin.AutocastTrainer(twin.TinyMLP()).train_step(batches[0]).dtype == torch.float32
 
 
 def _fake_cuda_autocast(monkeypatch):

@@ -131,6 +131,7 @@ class AmpPass:
         self.events: list[SinkEvent] = []
         self.local_aliases: dict[str, str] = {}
         self.compat_names = self._compat_imports(fa.tree.body)
+        self.init_facts = ScopeFacts()  # of the class being scanned
         self.bce_attrs: set[str] = set()  # `self.x` texts bound to an nn.BCELoss in this class
         self.bce_globals: set[str] = {t.id for node in fa.tree.body if isinstance(node, ast.Assign)
                                       and isinstance(node.value, ast.Call) and self.qualify(node.value.func) == BCE_MODULE
@@ -171,10 +172,11 @@ class AmpPass:
         self._emit(owner, facts)
         for node in _walk_scope(body):
             if isinstance(node, ast.ClassDef):
-                saved_bce = self.bce_attrs
+                saved = self.bce_attrs, self.init_facts
                 self.bce_attrs = self._bce_attributes(node)
+                self.init_facts = self._init_facts(node)
                 self.scan_scope(node, node.body, node)
-                self.bce_attrs = saved_bce
+                self.bce_attrs, self.init_facts = saved
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not owner:
                 self.scan_scope(node, node.body, cls)
         self.local_aliases = saved_aliases
@@ -190,6 +192,15 @@ class AmpPass:
             for a in node.names:
                 if a.name != "*":
                     self.local_aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+
+    def _init_facts(self, cls: ast.ClassDef) -> ScopeFacts:
+        """What ``__init__`` binds to ``self.`` attributes: scalers, optimizers and float16-converted models."""
+        facts = ScopeFacts()
+        init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+        if init is not None:
+            self._collect(init.body, facts, None)
+        own = lambda d: {k: v for k, v in d.items() if k.startswith("self.")}  # noqa: E731
+        return ScopeFacts(scalers=own(facts.scalers), optimizers=own(facts.optimizers), halves=own(facts.halves))
 
     def _bce_attributes(self, cls: ast.ClassDef) -> set[str]:
         out = set()
@@ -435,20 +446,27 @@ class AmpPass:
                       scaler=bool(facts.scaler_calls) or bool(facts.scalers))
 
     def _emit_steps(self, owner: ast.AST, facts: ScopeFacts) -> None:
+        init = self.init_facts if owner is not self.fa.tree else ScopeFacts()
+        scalers = {**init.scalers, **facts.scalers}
+        optimizers = {**init.optimizers, **facts.optimizers}
         seen = set()
         for call in facts.steps:
             scaler = self.text(call.func.value)
-            if scaler not in facts.scalers or _is_false(self.scaler_enabled(facts.scalers[scaler])):
+            if scaler not in scalers or _is_false(self.scaler_enabled(scalers[scaler])):
                 continue
             opt = self.text(call.args[0])
-            model = facts.optimizers.get(opt)
+            model = optimizers.get(opt)
             if model is None or (scaler, opt) in seen:
                 continue
             seen.add((scaler, opt))
             conversion = facts.halves.get(model)
-            if conversion is not None and (conversion.lineno, conversion.col_offset) < (call.lineno, call.col_offset):
+            if conversion is not None and (conversion.lineno, conversion.col_offset) > (call.lineno, call.col_offset):
+                conversion = None  # converted after the step in this scope
+            if conversion is None and model not in facts.halves:
+                conversion = init.halves.get(model)  # converted in __init__, before any method runs
+            if conversion is not None:
                 self.emit("amp-scaler-step", call, f"{scaler}.{call.func.attr}", owner, model=model,
-                          conversion=conversion, scaler_call=facts.scalers[scaler])
+                          conversion=conversion, scaler_call=scalers[scaler])
 
     def _emit_losses(self, owner: ast.AST, facts: ScopeFacts) -> None:
         for call in facts.calls:
