@@ -102,3 +102,13 @@ def loss(model, x, y, device):
     return a + b + c
 '''
     assert [(d.code, d.start.row) for d in lint_text(src)] == [("DTL204", 11)]
+
+
+def test_verify_skips_training_step_findings():
+    """The verifier executes model code per regime; a regime-less training-step finding is listed as skipped."""
+    from dtypelint.verify.command import VerifyOptions, plan_jobs
+
+    (d,) = [d for d in lint_text("import torch\nscaler = torch.cuda.amp.GradScaler()\n") if d.code == "DTL201"]
+    assert d.regimes == ()
+    jobs, skipped = plan_jobs([d], {}, VerifyOptions(paths=()), "cpu", 1)
+    assert jobs == [] and skipped == [d]
