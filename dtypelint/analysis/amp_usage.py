@@ -18,14 +18,13 @@ rules to judge:
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 
 from dtypelint.analysis.events import SinkEvent
 from dtypelint.analysis.module_facts import dtype_of_expr
 
-# a file none of these words appear in has no AMP usage worth a walk
-_TRIGGER = re.compile(r"\bamp\b|autocast|GradScaler|custom_[fb]wd|binary_cross_entropy|BCELoss")
+# a file (or a function) none of these words appear in has no AMP usage worth a walk
+TRIGGER_WORDS = ("autocast", "GradScaler", "custom_fwd", "custom_bwd", "binary_cross_entropy", "BCELoss")
 
 AUTOCAST = {
     "torch.autocast": None, "torch.amp.autocast": None, "torch.amp.autocast_mode.autocast": None,
@@ -131,6 +130,9 @@ class AmpPass:
         self.events: list[SinkEvent] = []
         self.local_aliases: dict[str, str] = {}
         self.compat_names = self._compat_imports(fa.tree.body)
+        # words whose absence from a function's text means it uses no AMP API (module aliases included)
+        amp_targets = set(AUTOCAST) | GRAD_SCALER | set(DEPRECATED) | MODERN | {BCE_FUNCTION, BCE_MODULE}
+        self.words = TRIGGER_WORDS + tuple(a for a, q in fa.names.aliases.items() if q in amp_targets)
         self.init_facts = ScopeFacts()  # of the class being scanned
         self.bce_attrs: set[str] = set()  # `self.x` texts bound to an nn.BCELoss in this class
         self.bce_globals: set[str] = {t.id for node in fa.tree.body if isinstance(node, ast.Assign)
@@ -162,7 +164,16 @@ class AmpPass:
         self.scan_scope(self.fa.tree, self.fa.tree.body, None)
         return self.events
 
+    def relevant(self, owner: ast.AST) -> bool:
+        """Whether the source of a function or class mentions an AMP name (a cheap text test)."""
+        first = min([owner.lineno] + [d.lineno for d in getattr(owner, "decorator_list", ())])
+        text = "\n".join(self.fa.lines[first - 1:owner.end_lineno])
+        return any(w in text for w in self.words)
+
     def scan_scope(self, owner: ast.AST, body: list[ast.stmt], cls: ast.ClassDef | None) -> None:
+        if owner is not self.fa.tree and not self.relevant(owner) \
+                and not (cls is not None and owner is not cls and self.init_facts.scalers):
+            return  # a method of a class whose __init__ makes a scaler may step it (DTL203)
         saved_aliases = dict(self.local_aliases)
         for node in _walk_scope(body):
             if isinstance(node, (ast.Import, ast.ImportFrom)) and owner is not self.fa.tree:
@@ -172,6 +183,8 @@ class AmpPass:
         self._emit(owner, facts)
         for node in _walk_scope(body):
             if isinstance(node, ast.ClassDef):
+                if not self.relevant(node):
+                    continue
                 saved = self.bce_attrs, self.init_facts
                 self.bce_attrs = self._bce_attributes(node)
                 self.init_facts = self._init_facts(node)
@@ -351,14 +364,16 @@ class AmpPass:
                 for c in ast.walk(d):
                     if isinstance(c, ast.Call):
                         calls[id(c.func)] = c
+        found = [(node, q) for node in nodes if isinstance(node, (ast.Name, ast.Attribute))
+                 and not isinstance(node.ctx, ast.Store) and (q := self.qualify(node)) in DEPRECATED
+                 and _head(node) not in self.compat_names]
+        if not found:
+            return
         fallback = self._fallbacks([owner] + nodes)
         probes = {id(x) for n in nodes if isinstance(n, ast.Try) and any(_catches_missing(h) for h in n.handlers)
                   for top in n.body for x in ast.walk(top)}
-        for node in nodes:
-            if not isinstance(node, (ast.Name, ast.Attribute)) or isinstance(getattr(node, "ctx", None), ast.Store):
-                continue
-            q = self.qualify(node)
-            if q not in DEPRECATED or id(node) in fallback or _head(node) in self.compat_names:
+        for node, q in found:
+            if id(node) in fallback:
                 continue
             if id(node) not in calls and id(node) not in decorated and id(node) in probes:
                 continue  # `_ = torch.cpu.amp.autocast` under `except AttributeError`: a feature probe, not a use
@@ -541,7 +556,7 @@ class _Qualifier:
 
 
 def mentions_amp(text: str) -> bool:
-    return _TRIGGER.search(text) is not None
+    return any(w in text for w in TRIGGER_WORDS)
 
 
 def amp_events(fa) -> list[SinkEvent]:
