@@ -112,3 +112,25 @@ def test_verify_skips_training_step_findings():
     assert d.regimes == ()
     jobs, skipped = plan_jobs([d], {}, VerifyOptions(paths=()), "cpu", 1)
     assert jobs == [] and skipped == [d]
+
+
+def test_bce_fix_spellings():
+    src = '''from torch.nn.functional import binary_cross_entropy
+
+
+def loss(model, x, y, w, autocast):
+    import torch
+
+    with torch.autocast("cuda"):
+        a = binary_cross_entropy((model(x) + 1).sigmoid(), y, w)
+        b = torch.nn.BCELoss(reduction="sum")(torch.special.expit(model(x)), y)
+        p = torch.sigmoid(model(x))
+        c = binary_cross_entropy(p, y)
+    return a + b + c
+'''
+    rows, out = fixed(src, "DTL204")
+    assert rows == [(8, True), (9, True), (11, False)]  # `p` is a sigmoid by name only: no fix
+    assert out.startswith("import torch\n")
+    assert "a = torch.nn.functional.binary_cross_entropy_with_logits(model(x) + 1, y, w)" in out
+    assert 'b = torch.nn.BCEWithLogitsLoss(reduction="sum")(model(x), y)' in out
+    compile(out, "fixed.py", "exec")

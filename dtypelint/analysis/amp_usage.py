@@ -141,19 +141,14 @@ class AmpPass:
 
     # -- names ---------------------------------------------------------------------------------
     def qualify(self, node: ast.AST) -> str | None:
+        """The dotted name of a Name/Attribute chain, seeing the current function's own imports first."""
+        parts: list[str] = []
         head = node
         while isinstance(head, ast.Attribute):
+            parts.append(head.attr)
             head = head.value
         if isinstance(head, ast.Name) and head.id in self.local_aliases:
-            saved = self.names.aliases.get(head.id)
-            self.names.aliases[head.id] = self.local_aliases[head.id]
-            try:
-                return self.names.qualify(node)
-            finally:
-                if saved is None:
-                    self.names.aliases.pop(head.id, None)
-                else:
-                    self.names.aliases[head.id] = saved
+            return ".".join([self.local_aliases[head.id]] + parts[::-1])
         return self.names.qualify(node)
 
     def text(self, node: ast.AST) -> str:

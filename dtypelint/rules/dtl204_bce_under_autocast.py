@@ -54,7 +54,7 @@ def fix(e):
     else:
         new, imports = qualified, scope.import_torch_edit()
     inner = scope.source(logits)
-    if isinstance(logits, (ast.NamedExpr, ast.GeneratorExp)) or "\n" in inner and not isinstance(logits, ast.Call):
-        inner = f"({inner})"
+    if isinstance(logits, (ast.NamedExpr, ast.GeneratorExp)):
+        inner = f"({inner})"  # not a valid bare argument next to others
     edits = [(target, "replace", new), (arg, "replace", inner)] + imports
     return ("safe", f"Use `{name}` on the logits (drop the sigmoid)", edits)
