@@ -57,4 +57,4 @@ def fix(e):
     if isinstance(logits, (ast.NamedExpr, ast.GeneratorExp)):
         inner = f"({inner})"  # not a valid bare argument next to others
     edits = [(target, "replace", new), (arg, "replace", inner)] + imports
-    return ("safe", f"Use `{name}` on the logits (drop the sigmoid)", edits)
+    return ("unsafe", f"Use `{name}` on the logits (drop the sigmoid)", edits)
