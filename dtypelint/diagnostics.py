@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 REGIMES = ("autocast", "half", "loaded")
-SEVERITIES = ("error", "warning", "info")
+SEVERITIES = ("error", "warning", "info", "hint")
 APPLICABILITIES = ("safe", "unsafe")
 DOCS_BASE_URL = "https://dtypelint.readthedocs.io/en/latest/rules/"
 

@@ -246,7 +246,8 @@ def test_real_findings_sarif_and_gitlab_are_valid(seeds):
     assert {r["ruleId"] for r in results} >= {"DTL101", "DTL102", "DTL103", "DTL104", "DTL105"}
     for r in results:
         steps = r["codeFlows"][0]["threadFlows"][0]["locations"]
-        assert len(steps) >= 2, r  # source ... sink
+        # source ... sink; an API hygiene hint (a deprecated name, level "note") has no dataflow: one place
+        assert len(steps) >= (1 if r["ruleId"] == "DTL201" else 2), r
         assert all(s["location"]["physicalLocation"]["artifactLocation"]["uri"].startswith("fixtures/") for s in steps)
     fps = [r["partialFingerprints"]["dtypelint/v1"] for r in results]
     assert len(set(fps)) == len(fps)

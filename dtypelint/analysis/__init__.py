@@ -32,7 +32,10 @@ _TRIGGERS = re.compile(
 
 def might_contain_hazard(text: str, settings) -> bool:
     if "def " not in text:
-        return False
+        # a training script can drive autocast / GradScaler at its top level
+        from dtypelint.analysis.amp_usage import mentions_amp
+
+        return mentions_amp(text)
     if _TRIGGERS.search(text):
         return True
     sinks = getattr(settings, "sinks", ()) or ()
@@ -65,7 +68,9 @@ class Analysis:
 
 
 def analyse(text: str, filename: str, module_name: str, settings, index=None, is_package: bool = False,
-            path: Path | None = None, tree: ast.Module | None = None) -> Analysis | None:
+            path: Path | None = None, tree: ast.Module | None = None, interpret: bool = True,
+            amp: bool = True) -> Analysis | None:
+    """``interpret``: run the dtype interpreter (the sink events); ``amp``: the training-API usage pass."""
     from dtypelint.analysis.interp import FileAnalysis
     from dtypelint.analysis.project import Project
 
@@ -78,8 +83,15 @@ def analyse(text: str, filename: str, module_name: str, settings, index=None, is
     fa = FileAnalysis(tree, text, filename, module_name, settings, project, is_package=is_package)
     regimes = tuple(r for r in REGIMES if r in (getattr(settings, "regimes", REGIMES) or REGIMES))
     try:
-        events = fa.run(regimes)
+        events = fa.run(regimes) if interpret else []
     except RecursionError:
         # pathologically deep expressions (generated code): no claim rather than a crash
         return None
+    from dtypelint.analysis.amp_usage import amp_events
+
+    try:
+        if amp:
+            events = events + amp_events(fa)  # training-step API usage: syntactic, regime-less events
+    except RecursionError:
+        pass
     return Analysis(fa, events)

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from dtypelint.diagnostics import Diagnostic, Edit
 
-SEVERITY = {"error": 1, "warning": 2, "info": 3}
+SEVERITY = {"error": 1, "warning": 2, "info": 3, "hint": 4}
 SOURCE = "dtypelint"
 
 

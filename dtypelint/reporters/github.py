@@ -11,7 +11,7 @@ from typing import TextIO
 
 from dtypelint.reporters import Report, register
 
-LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
+LEVELS = {"error": "error", "warning": "warning", "info": "notice", "hint": "notice"}
 
 
 def escape_data(text: str) -> str:

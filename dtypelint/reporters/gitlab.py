@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from dtypelint.fingerprint import fingerprints
 from dtypelint.reporters import Report, register
 
-SEVERITIES = {"error": "major", "warning": "minor", "info": "info"}
+SEVERITIES = {"error": "major", "warning": "minor", "info": "info", "hint": "info"}
 
 
 def project_path(filename: str) -> str:

@@ -25,7 +25,7 @@ from dtypelint.reporters import Report, register
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://dtypelint.readthedocs.io/"
 SRCROOT = "%SRCROOT%"
-LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+LEVELS = {"error": "error", "warning": "warning", "info": "note", "hint": "note"}
 
 
 def _root() -> Path:

@@ -16,6 +16,11 @@ from dtypelint.rules import (
     dtl104_fp32_module_output_in_residual,
     dtl105_mixed_dtype_index_put,
     dtl106_fp16_overflow_constant,
+    dtl201_deprecated_amp_api,
+    dtl202_fp16_backward_without_grad_scaler,
+    dtl203_grad_scaler_with_half_model,
+    dtl204_bce_under_autocast,
+    dtl205_grad_scaler_with_bf16_autocast,
 )
 
 RULES = {m.CODE: m for m in (
@@ -25,6 +30,11 @@ RULES = {m.CODE: m for m in (
     dtl104_fp32_module_output_in_residual,
     dtl105_mixed_dtype_index_put,
     dtl106_fp16_overflow_constant,
+    dtl201_deprecated_amp_api,
+    dtl202_fp16_backward_without_grad_scaler,
+    dtl203_grad_scaler_with_half_model,
+    dtl204_bce_under_autocast,
+    dtl205_grad_scaler_with_bf16_autocast,
 )}
 RULE_CODES = tuple(RULES)
 
@@ -36,8 +46,10 @@ def analyse(text: str, filename: str, module_name: str, settings, index=None, en
     from dtypelint.rules.aggregate import select
     from dtypelint.rules.render import to_diagnostics
 
+    kinds = {k for code, rule in RULES.items() if enabled is None or code in enabled for k in rule.KINDS}
     result = analysis.analyse(text, filename, module_name, settings, index, is_package=is_package, path=path,
-                              tree=tree)
+                              tree=tree, interpret=any(not k.startswith("amp-") for k in kinds),
+                              amp=any(k.startswith("amp-") for k in kinds))
     if result is None:
         return []
     judged = select(result.events, RULES, enabled, result.fa.called, result.fa.executions)

@@ -40,7 +40,8 @@ def to_diagnostics(fa, judged) -> list[Diagnostic]:
     out = []
     for js in groups.values():
         regimes = [r for r in REGIMES if any(j.finding.event.regime == r for j in js)]
-        first = next(j for r in REGIMES for j in js if j.finding.event.regime == r)
+        # regime-less events (training-step API usage) come from one syntactic pass
+        first = next((j for r in REGIMES for j in js if j.finding.event.regime == r), js[0])
         f = first.finding
         conds = [j.condition for j in js]
         cond = condition_text(first.condition) if all(conds) else ""
@@ -50,9 +51,13 @@ def to_diagnostics(fa, judged) -> list[Diagnostic]:
         sr, sc = fa.start(node)
         er, ec = fa.end(node)
         where = f" when {cond}" if cond else ""
-        message = f.message.replace("{regimes}", regimes_text(regimes) + where)
         path = [PathStep(s.filename, s.row, s.col, s.message) for s in f.prov]
-        path.append(PathStep(fa.filename, sr, sc, f.sink_step + f" (breaks in the {regimes_text(regimes)}{where})"))
+        if regimes:
+            message = f.message.replace("{regimes}", regimes_text(regimes) + where)
+            path.append(PathStep(fa.filename, sr, sc, f.sink_step + f" (breaks in the {regimes_text(regimes)}{where})"))
+        else:
+            message = f.message
+            path.append(PathStep(fa.filename, sr, sc, f.sink_step))
         out.append(Diagnostic(code=f.code, name=name, message=message, severity=severity, filename=fa.filename,
                               start=Position(sr, sc), end=Position(er, ec), regimes=tuple(regimes),
                               path=tuple(path), fix=build_fix(fa, f.fix), url=rule_url(f.code, name),
@@ -91,6 +96,10 @@ def build_fix(fa, spec) -> Fix | None:
             edits.append(Edit(f"{sep}dtype={arg}", Position(er, ec - 1), Position(er, ec - 1)))
         elif kind == "replace":
             edits.append(Edit(arg, Position(sr, sc), Position(er, ec)))
+        elif kind == "before":
+            edits.append(Edit(arg, Position(sr, sc), Position(sr, sc)))
+        elif kind == "after":
+            edits.append(Edit(arg, Position(er, ec), Position(er, ec)))
     if not edits:
         return None
     edits.sort(key=lambda e: (e.start.row, e.start.column))

@@ -109,8 +109,9 @@ def plan_jobs(diagnostics, tasks_by_name, options: VerifyOptions, device: str, p
     """One job per module file holding findings; plus the skipped diagnostics (could-not-analyse)."""
     from dtypelint.verify.jobs import FindingRef, ModuleJob, module_of
 
-    skipped = [d for d in diagnostics if d.code.startswith("DTL0")]
-    real = [d for d in diagnostics if not d.code.startswith("DTL0")]
+    # could-not-analyse problems, and training-step findings (no regime: nothing in the model to execute)
+    skipped = [d for d in diagnostics if d.code.startswith("DTL0") or not d.regimes]
+    real = [d for d in diagnostics if not d.code.startswith("DTL0") and d.regimes]
     refs = []
     for i, d in enumerate(real):
         task = tasks_by_name.get(d.filename)
