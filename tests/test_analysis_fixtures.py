@@ -34,5 +34,7 @@ def test_every_seed_has_flagged_files_and_quiet_twins():
 def test_every_finding_has_regime_path_and_url():
     for path, diags in results().items():
         for d in diags:
-            assert d.regimes and d.path and d.url.endswith(f"{d.code}-{d.name}/")
+            # dtype-flow hazards name the regimes they break in; training-step hygiene (DTL2xx) has none
+            assert bool(d.regimes) == d.code.startswith("DTL1"), d
+            assert d.path and d.url.endswith(f"{d.code}-{d.name}/")
             assert d.path[-1].row == d.start.row
