@@ -347,3 +347,36 @@ class Head(nn.Module):
         return self.proj(x.to(first_float_dtype(self.proj)))
 '''
     assert found(src) == []
+
+
+def test_a_value_returned_only_on_a_rank_tested_path_is_not_a_finding():
+    # a prepared 4-D mask is passed through; the caller's own fallback is 2-D and is rebuilt in the compute dtype.
+    # The analysis does not know ranks, so a mismatch that needs the pass-through path is not reported
+    src = '''
+def additive_mask(padding, like):
+    if padding.ndim == 4:
+        return padding
+    keep = padding.bool()[:, None, None, :]
+    return torch.zeros(keep.shape, dtype=like.dtype).masked_fill(~keep, torch.finfo(like.dtype).min)
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, vocab, d):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+        self.v = nn.Linear(d, d)
+
+    def forward(self, ids, padding=None):
+        if padding is None:
+            padding = torch.ones(ids.shape)
+        h = self.tok(ids)
+        bias = additive_mask(padding, h)
+        scores = self.q(h) @ self.k(h).transpose(-1, -2) + bias
+        return scores.softmax(-1) @ self.v(h)
+'''
+    assert found(src) == []
+    # without the rank test the pass-through is the only path: the fp32 mask promotes the scores
+    flagged = found(src.replace("    if padding.ndim == 4:\n        return padding\n", "    return padding\n"))
+    assert [f[1] for f in flagged] == ["DTL101"]

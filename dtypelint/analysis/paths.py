@@ -24,14 +24,18 @@ class Clause:
     """One branch decision on a path: the tested expression (``key``: its structure) and its truth.
     ``text`` is how the user reads it ("`cache is None`"), spelled only when shown."""
 
-    __slots__ = ("key", "truth", "_text", "_node", "_seg")
+    __slots__ = ("key", "truth", "_text", "_node", "_seg", "on_shape")
 
-    def __init__(self, key: str, truth: bool, text: str | None = None, node: ast.AST | None = None, seg=None):
+    def __init__(self, key: str, truth: bool, text: str | None = None, node: ast.AST | None = None, seg=None,
+                 on_shape: bool = False):
         self.key = key
         self.truth = truth
         self._text = text
         self._node = node
         self._seg = seg
+        # the decision tests a tensor's rank or sizes, which the analysis does not know: a finding that holds
+        # only on such a path may hold on no path of the program (a 2-D mask never takes the 4-D branch)
+        self.on_shape = on_shape
 
     @property
     def text(self) -> str:
@@ -103,7 +107,27 @@ def fact_of(node: ast.AST) -> tuple[str, bool]:
 def clause(node: ast.AST, truth: bool, seg) -> Clause:
     """The clause "``node`` is ``truth``", worded as the user would write it (when it is shown)."""
     key, negated = fact_of(node)
-    return Clause(key, truth != negated, None, node, seg)
+    return Clause(key, truth != negated, None, node, seg, tests_shape(node))
+
+
+_SHAPE_ATTRS = {"shape", "ndim"}
+_SHAPE_METHODS = {"dim", "size", "numel", "ndimension", "nelement"}
+
+
+def tests_shape(node: ast.AST) -> bool:
+    """Whether a test reads a tensor's rank or sizes (``x.dim() == 4``, ``len(x.shape) == 4``, ``x.size(1) > 1``)."""
+    hit = getattr(node, "_dtl_on_shape", None)
+    if hit is None:
+        hit = False
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Attribute) and sub.attr in _SHAPE_ATTRS:
+                hit = True
+                break
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _SHAPE_METHODS:
+                hit = True
+                break
+        node._dtl_on_shape = hit
+    return hit
 
 
 _NEGATED_OPS = {ast.Is: "is not", ast.IsNot: "is", ast.Eq: "!=", ast.NotEq: "==", ast.In: "not in",
@@ -165,13 +189,23 @@ def signature_key(sig: dict) -> frozenset:
     return frozenset(sig.items())
 
 
+SHAPE_MERGE = Clause("merged:shape", True, "a shape test", on_shape=True)
+
+
 def merge_two(a: State, b: State) -> State:
     env = dict(a.env)
+    changed = False
     for k, v in b.env.items():
         old = env.get(k)
         if old is not v:
             env[k] = join(old, v) if old is not None else v
+            changed = changed or old is None or signature(old) != signature(v)
     shared = tuple(c for c in a.clauses if c in b.clauses)
+    if changed and SHAPE_MERGE not in shared and any(
+            c.on_shape for c in a.clauses + b.clauses if c not in shared):
+        # the merged values differ by a shape test the analysis cannot decide (a 4-D mask returned as-is, or
+        # None): what holds only on one side now holds on a path that may not exist, so say so
+        shared += (SHAPE_MERGE,)
     facts = {k: v for k, v in a.facts.items() if b.facts.get(k) == v}
     return State(env, shared, facts)
 

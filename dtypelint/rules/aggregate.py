@@ -64,18 +64,21 @@ def select(events, rules: dict[str, object], enabled, called: set, executions: d
             continue
         seen.add(key)
         runs = [outer + clauses + extra for outer, clauses, extra in (executions or {}).get((e.regime, e.root, e.stmt), [])]
-        out.append(Judged(f, breaking_condition(f, evaluated.get((f.code, e.regime, id(e.node), e.root), []), runs)))
+        clauses = breaking_clauses(f, evaluated.get((f.code, e.regime, id(e.node), e.root), []), runs)
+        if any(c.on_shape for c in clauses):
+            continue  # it breaks only where a tensor's rank or sizes decide, which the analysis does not know
+        out.append(Judged(f, tuple(c.text for c in clauses)))
     return out
 
 
-def breaking_condition(f: Finding, evaluations: list, runs: list) -> tuple[str, ...]:
+def breaking_clauses(f: Finding, evaluations: list, runs: list) -> list:
     """The clauses every breaking evaluation shares and some run of the statement did not have.
 
     ``runs`` are the path conditions under which the sink's statement ran (a path on which a
     callee chosen at run time is not strict runs it without reaching the sink)."""
     breaking = [set(cond) for v, cond in evaluations if isinstance(v, Finding)]
     if not breaking:
-        return ()
+        return []
     common = set.intersection(*breaking)
     everywhere = set.intersection(*([set(c) for c in runs] + [set(cond) for _, cond in evaluations]))
-    return tuple(c.text for c in f.event.cond if c in common and c not in everywhere)
+    return [c for c in f.event.cond if c in common and c not in everywhere]

@@ -489,8 +489,15 @@ class CallMixin:
         for sig in order:
             v, clause_lists = groups[sig]
             shared = [c for c in clause_lists[0] if all(c in cl for cl in clause_lists[1:])]
+            # returned only on paths that depend on a tensor's shape: so is every finding that needs this value
+            on_shape = all(any(c.on_shape for c in cl) for cl in clause_lists)
             text = " and ".join(c.text for c in shared)
-            cl = Clause(f"ret:{id(fn)}:{len(out)}", True, f"{text} in `{name}()`") if text else None
+            if text:
+                cl = Clause(f"ret:{id(fn)}:{len(out)}", True, f"{text} in `{name}()`", on_shape=on_shape)
+            elif on_shape:
+                cl = Clause(f"ret:{id(fn)}:{len(out)}", True, f"a shape test in `{name}()`", on_shape=True)
+            else:
+                cl = None
             out.append((v, cl))
         return out
 
