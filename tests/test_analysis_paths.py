@@ -380,3 +380,42 @@ class SelfAttention(nn.Module):
     # without the rank test the pass-through is the only path: the fp32 mask promotes the scores
     flagged = found(src.replace("    if padding.ndim == 4:\n        return padding\n", "    return padding\n"))
     assert [f[1] for f in flagged] == ["DTL101"]
+
+
+def test_an_explicit_dtype_the_analysis_cannot_see_is_a_cast():
+    # `softmax(..., dtype=saved)` and `.to(self.enc.dtype)` (a property) cast to a dtype chosen by the author
+    src = '''
+def standardise(x):
+    x = x.float()
+    return (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + 1e-5)
+
+
+class Enc(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    @property
+    def dtype(self):
+        return self.proj.weight.dtype
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class Model(nn.Module):
+    def __init__(self, d, hook):
+        super().__init__()
+        self.enc = Enc(d)
+        self.hook = hook
+
+    def forward(self, x, v):
+        h = self.enc(standardise(x).to(self.enc.dtype))
+        scores = h @ h.transpose(-1, -2)
+        scores = scores + self.hook(scores)
+        saved = scores.dtype
+        probs = torch.softmax(scores.float(), dim=-1, dtype=saved)
+        return probs @ v
+'''
+    assert found(src) == []
+    assert [f[1] for f in found(src.replace(", dtype=saved)", ")"))] == ["DTL101"]

@@ -13,7 +13,7 @@ import ast
 from dataclasses import replace
 
 from dtypelint.analysis.interp.values import CAST_UNKNOWN, SHAPE, is_cast_unknown
-from dtypelint.analysis.lattice import SCALAR, UNKNOWN, Val, dtype_name, dtype_val, promote, tensor
+from dtypelint.analysis.lattice import NONE, SCALAR, UNKNOWN, Val, dtype_name, dtype_val, promote, tensor
 
 # default-dtype factories whose fix is `dtype=` (not arange: `arange(...).float()` is deliberate)
 ALLOC_FIX = frozenset({"zeros", "ones", "empty", "full", "randn", "rand"})
@@ -90,6 +90,8 @@ class OpsMixin:
             if ed.const in ("fp32", "fp64"):
                 return tensor(ed.const, (self.fa.step(n, f"`{self.fa.seg(n.func)}(..., dtype={dtype_name(ed.const, self.fa.compute)})` returns {dtype_name(ed.const, self.fa.compute)}"),))
             return tensor(ed.const)
+        if kwargs.get("dtype", NONE).kind != "none":
+            return CAST_UNKNOWN  # `dtype=` a dtype the analysis does not know (`dtype=saved_dtype`): the author chose it
         all_in = ([recv] if recv is not None else []) + list(args)
         if self.ac:
             r = self.autocast_op(op, x, all_in, n, opname, function)
@@ -145,7 +147,8 @@ class OpsMixin:
         if target is None:
             if "dtype" in kwargs:
                 return CAST_UNKNOWN
-            if any(v.kind == "unknown" for v in args) and "device" not in kwargs and args:
+            # anything but a device string or None may be a dtype we cannot see (a module's `dtype` property)
+            if any(v.kind not in ("str", "none", "pybool", "scalar") for v in args) and "device" not in kwargs and args:
                 # `.to(something)`: could be a dtype we cannot see
                 a0 = n.args[0] if n.args else None
                 if a0 is not None and isinstance(a0, ast.Attribute) and a0.attr == "device":
