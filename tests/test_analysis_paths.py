@@ -419,3 +419,30 @@ class Model(nn.Module):
 '''
     assert found(src) == []
     assert [f[1] for f in found(src.replace(", dtype=saved)", ")"))] == ["DTL101"]
+
+
+def test_two_calls_of_one_layer_on_one_line_are_one_finding():
+    src = '''
+class Head(nn.Module):
+    def __init__(self, d, n=3):
+        super().__init__()
+        self.n = n
+        self.layers = nn.ModuleList(nn.Linear(d, d) for _ in range(n))
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = F.relu(layer(x)) if i < self.n - 1 else layer(x)
+        return x
+
+
+class Decoder(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.head = Head(d)
+
+    def forward(self, x):
+        queries = torch.zeros(x.shape[0], 4, x.shape[-1])
+        return self.head(queries) + x[:, :4]
+'''
+    rows = [f[0] for f in found(src) if f[1] == "DTL101"]
+    assert rows == [10]

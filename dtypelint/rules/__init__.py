@@ -53,7 +53,20 @@ def analyse(text: str, filename: str, module_name: str, settings, index=None, en
     if result is None:
         return []
     judged = select(result.events, RULES, enabled, result.fa.called, result.fa.executions)
-    return to_diagnostics(result.fa, judged)
+    return distinct(to_diagnostics(result.fa, judged))
+
+
+def distinct(diags: list) -> list:
+    """One diagnostic per line for findings a reader cannot tell apart (the same rule, message and path: two calls
+    of one layer on one line, ``f(g(x)) if c else g(x)``); a fix run reaches the other on its next pass."""
+    seen: set = set()
+    out = []
+    for d in diags:
+        key = (d.code, d.start.row, d.message, tuple((s.row, s.message) for s in d.path))
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
 
 
 def check(ctx) -> list:
