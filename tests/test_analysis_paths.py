@@ -446,3 +446,44 @@ class Decoder(nn.Module):
 '''
     rows = [f[0] for f in found(src) if f[1] == "DTL101"]
     assert rows == [10]
+
+
+def test_a_keep_list_reaches_layers_of_either_class_built_in_a_conditional_comprehension():
+    src = '''
+class Gate(nn.Module):
+    def __init__(self, d, e=4):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(e, d))
+
+    def forward(self, h):
+        return F.linear(h.float(), self.weight).softmax(-1)
+
+
+class Local(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.gate = Gate(d)
+        self.ff = nn.Linear(d, d)
+
+    def forward(self, x):
+        return x + self.ff(x) * self.gate(x)[..., :1].to(x.dtype)
+
+
+class Global(Local):
+    pass
+
+
+class Stack(nn.Module):
+    _keep_in_fp32_modules_strict = ["gate.weight"]
+
+    def __init__(self, d, kinds):
+        super().__init__()
+        self.blocks = nn.ModuleList([Local(d) if k == "local" else Global(d) for k in kinds])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+'''
+    # .half() casts the gate too (fp32 input, fp16 weight); loaded keeps it fp32 in both layer classes
+    assert found(src) == [(8, "DTL101", ("half",), "")]

@@ -581,6 +581,9 @@ def _module_fact(name: str, value: ast.AST, names: Names, local: dict, row: int,
                 chain = _chain(built.args, names)
             elif elem == "torch.nn.Sequential":
                 elem_chain = _sequential_chain_of(built.args[0], names)
+            elif not elem and cls == "torch.nn.ModuleList":
+                # `ModuleList([Sliding(...) if kind(i) else Full(...) for i in ...])`: members of either class
+                chain = _comprehension_classes(built.args[0], names)
     others = tuple(c for c, _ in alts[1:] if c != cls)
     optional = none_side or (previous is not None and previous.kind == "none")
     if previous is not None and previous.kind == "module":
@@ -656,6 +659,8 @@ def _element_class(args: list[ast.AST], names: Names) -> str:
             elts.extend(a.elts)
         else:
             elts.append(a)
+    while any(isinstance(e, ast.IfExp) for e in elts):  # `A(d, window=4) if i % 2 else A(d)`: both sides
+        elts = [x for e in elts for x in ((e.body, e.orelse) if isinstance(e, ast.IfExp) else (e,))]
     classes = set()
     for e in elts:
         mc = _module_call(e, names)
@@ -663,6 +668,16 @@ def _element_class(args: list[ast.AST], names: Names) -> str:
             return ""
         classes.add(mc[0])
     return classes.pop() if len(classes) == 1 else ""
+
+
+def _comprehension_classes(arg: ast.AST, names: Names) -> tuple[str, ...]:
+    """The classes of ``[A(...) if c else B(...) for ...]`` (empty unless every side builds a known module)."""
+    if not isinstance(arg, (ast.ListComp, ast.GeneratorExp)) or not isinstance(arg.elt, ast.IfExp):
+        return ()
+    alts = _module_alternatives(arg.elt, names)
+    if len(alts) < 2 or any(not c for c, _ in alts):
+        return ()
+    return tuple(dict.fromkeys(c for c, _ in alts))
 
 
 def _chain(args: list[ast.AST], names: Names) -> tuple[str, ...]:
