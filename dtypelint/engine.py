@@ -253,6 +253,7 @@ def run_check_task(task: CheckTask, index: ProjectIndex, cache: Cache) -> FileOu
             return _fail(FileOutcome(task.filename),
                          problem("DTL004", task.filename, f"cannot read file: {exc.strerror or exc}"), task)
     out, view = _check_bytes(task, data, index, cache)
+    analysis.trim_caches()
     if task.fix is None or out.failed:
         return out
     if view is None:  # a cache hit: the fixer needs the source

@@ -30,6 +30,13 @@ _TRIGGERS = re.compile(
 )
 
 
+def trim_caches() -> bool:
+    """Bound a long run's memory: drop the caches of other modules past a resident-size budget."""
+    from dtypelint.analysis.project import trim_caches as trim
+
+    return trim()
+
+
 def might_contain_hazard(text: str, settings) -> bool:
     if "def " not in text:
         # a training script can drive autocast / GradScaler at its top level

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,42 @@ _FOREIGN: "OrderedDict[tuple, object]" = OrderedDict()
 # imports it (bounded: a tree takes tens of times its text in memory)
 _TREES: "OrderedDict[str, ast.Module | None]" = OrderedDict()
 _TREE_CACHE = 64
+
+
+CACHE_BUDGET_BYTES = 256 * 1024 * 1024  # resident size above which a long run drops the caches below
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory (Linux ``/proc``; None elsewhere)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def trim_caches(budget: int = CACHE_BUDGET_BYTES) -> bool:
+    """Drop the other modules' trees and analyses when the process has grown past ``budget``.
+
+    A worker that lints thousands of files would otherwise keep up to 64 analysed modules (transformers'
+    ``modeling_utils`` alone is tens of MB as trees) plus the allocator's fragments of every file it saw.
+    Returns whether it dropped them.
+    """
+    rss = resident_bytes()
+    if rss is None or rss <= budget:
+        return False
+    _FOREIGN.clear()
+    _TREES.clear()
+    import gc
+
+    gc.collect()
+    try:  # hand freed pages back to the system (glibc); harmless where it does not exist
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+    return True
 
 
 def foreign_keys() -> frozenset:
