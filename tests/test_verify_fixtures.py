@@ -48,13 +48,19 @@ NOT_FIXED = {
 REFERENCE = sorted(p.name for p in FIXTURES.iterdir() if p.name != "shapes" and (p.is_dir() or p.suffix == ".py"))
 
 
+# Value-dependent hazards (catalog `runtime = "values"`: inf/NaN for particular inputs) are not reproduced by
+# `verify`'s random inputs; their runtime proof is tests/test_fp16_range_runtime.py.
+VALUES = {code for code, spec in load_catalog().items() if spec.runtime == "values"}
+
+
 def expected() -> set[tuple[str, int, str]]:
     out = set()
     for path in sorted(p for p in FIXTURES.rglob("*.py") if p.relative_to(FIXTURES).parts[0] in REFERENCE):
         for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             m = EXPECT.search(line)
             if m:
-                out |= {(path.relative_to(FIXTURES).as_posix(), row, c.strip()) for c in m.group(1).split(",")}
+                out |= {(path.relative_to(FIXTURES).as_posix(), row, c.strip()) for c in m.group(1).split(",")
+                        if c.strip() not in VALUES}
     return out
 
 
@@ -81,7 +87,8 @@ def test_every_reference_hazard_is_reproduced_in_every_regime_it_names(verified)
     seen = {(_rel(r["filename"]), r["location"]["row"], r["code"]) for r in results}
     assert expected() <= seen, f"findings not verified: {sorted(expected() - seen)}"
     failed = [f"{r['filename']}:{r['location']['row']} [{r['regime']}] {r['status']}: {r['detail']}"
-              for r in results if r["status"] != "reproduced"]
+              for r in results if r["status"] != "reproduced" and r["code"] not in VALUES]
+    assert all(r["status"] == "not-run" and "value-dependent" in r["detail"] for r in results if r["code"] in VALUES)
     assert not failed, "\n".join(failed)
     assert all(r["device"] == ("fake-cuda" if r["regime"] == "autocast" else "cpu") for r in results)
 
@@ -90,6 +97,8 @@ def test_every_fix_runs_clean_except_the_documented_ones(verified):
     code, results = verified
     for r in results:
         key = (_rel(r["filename"]), r["location"]["row"])
+        if r["code"] in VALUES:
+            continue
         if key in NOT_FIXED:
             assert r["fixed"] is False, f"{key} is fixed now: drop it from NOT_FIXED"
         else:

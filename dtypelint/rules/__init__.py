@@ -16,6 +16,9 @@ from dtypelint.rules import (
     dtl104_fp32_module_output_in_residual,
     dtl105_mixed_dtype_index_put,
     dtl106_fp16_overflow_constant,
+    dtl107_fp16_silent_inf_constant,
+    dtl108_fp16_eps_underflow,
+    dtl109_fp16_reduction_overflow,
 )
 
 RULES = {m.CODE: m for m in (
@@ -25,6 +28,9 @@ RULES = {m.CODE: m for m in (
     dtl104_fp32_module_output_in_residual,
     dtl105_mixed_dtype_index_put,
     dtl106_fp16_overflow_constant,
+    dtl107_fp16_silent_inf_constant,
+    dtl108_fp16_eps_underflow,
+    dtl109_fp16_reduction_overflow,
 )}
 RULE_CODES = tuple(RULES)
 
