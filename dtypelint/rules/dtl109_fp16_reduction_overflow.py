@@ -25,11 +25,43 @@ def upcast(scope, node: ast.AST) -> str:
     return f"{text}.float()" if isinstance(node, ATOMS) else f"({text}).float()"
 
 
+VIEWS = ("t", "transpose", "permute", "reshape", "view", "flatten", "unsqueeze", "squeeze", "contiguous", "detach")
+NORMALIZE = ("torch.nn.functional.normalize",)
+
+
+def bounded(scope, node: ast.AST, before: int, depth: int = 0) -> bool:
+    """Elements that cannot pass 256: a parameter or buffer of the module (``self.codebook.weight``: trained
+    weights are O(1)) or a unit-normalised value (``F.normalize(z)``), directly, through views, or through a
+    local name assigned from one."""
+    while True:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in VIEWS:
+            node = node.func.value
+        elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
+            node = node.value
+        else:
+            break
+    if isinstance(node, ast.Call) and scope.fa.names.qualify(node.func) in NORMALIZE:
+        return True
+    if isinstance(node, ast.Attribute):
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return isinstance(root, ast.Name) and root.id == "self"
+    if isinstance(node, ast.Name) and depth < 3:
+        defs = [d for d in scope.assignments().get(node.id, ()) if d.lineno < before]
+        if defs:
+            last = max(defs, key=lambda d: (d.lineno, d.col_offset))
+            return bounded(scope, last, last.lineno, depth + 1)
+    return False
+
+
 def judge(e):
     (x,) = e.operands
     scope = e.scope
     if not is_fp16(x.val.kind, scope.compute):
         return CLEAN if x.val.is_tensor else None
+    if e.detail["square"] is not None and all(bounded(scope, b, e.node.lineno) for b in e.detail["bases"]):
+        return None
     op = e.detail["op"]
     whole = scope.seg(e.node)
     if e.detail["square"] is None:
