@@ -68,6 +68,7 @@ def test_big_constants_become_minus_inf_silently_and_masked_rows_turn_nan():
     assert torch.isneginf(additive[0]).all() and torch.isnan(additive.softmax(-1)[0]).all()
     assert torch.isneginf(torch.tensor(torch.finfo(F32).min, dtype=H))
     assert torch.isneginf(scores.new_tensor(-1e9))
+    assert torch.isneginf(torch.full((3, 3), -1e9).triu(1).to(H)[0, 1])  # a float32 mask cast late
     # the checked forms raise instead (DTL106)
     with pytest.raises(RuntimeError, match="without overflow"):
         scores.masked_fill(~keep, -1e9)

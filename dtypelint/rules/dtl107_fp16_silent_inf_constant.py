@@ -40,6 +40,8 @@ def judge(e):
         where = f"`{whole}` is float16 and every element becomes `{inf}`"
     elif op.endswith("where"):
         where = f"`{whole}` stays float16 and every selected `{text}` becomes `{inf}`"
+    elif op == ".to":
+        where = f"`{whole}` rounds the float32 tensor filled with `{text}` to float16, where it holds `{inf}`"
     else:
         where = f"`{whole}` creates a float16 tensor holding `{inf}`"
     msg = (f"`{text}` does not fit in float16 (largest finite value {FP16_MAX:g}) and silently becomes `{inf}` "
@@ -53,8 +55,13 @@ def judge(e):
     if dtype is not None and not isinstance(c.node, ast.Call):
         repl = f"torch.finfo({dtype}).{'min' if value < 0 else 'max'}"
         fix = ("unsafe", f"Use `{repl}`", [(c.node, "replace", repl)] + scope.import_torch_edit())
+    if op == ".to":
+        fix = None  # the constant is written in float32 elsewhere: `torch.finfo(<target>).min` there is the fix
     steps = ()
-    if t.node is not None and t.val.prov:
+    via = e.detail.get("via")
+    if via is not None:
+        steps = (scope.fa.step(via, f"`{scope.seg(via)}` is float32 and holds `{text}`"),)
+    elif t.node is not None and t.val.prov:
         steps = t.val.prov
     elif t.node is not None:
         how = "under CUDA autocast" if e.ac else f"in the {e.regime} regime"

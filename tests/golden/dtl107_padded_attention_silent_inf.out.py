@@ -17,8 +17,9 @@ def additive_padding_bias(scores, keep_mask):
 
 
 class PaddedSelfAttention(nn.Module):
-    def __init__(self, hidden_size, num_heads, additive=False):
+    def __init__(self, hidden_size, num_heads, additive=False, causal=False):
         super().__init__()
+        self.causal = causal
         self.num_heads = num_heads
         self.head_dim = hidden_size // num_heads
         self.additive = additive
@@ -37,6 +38,10 @@ class PaddedSelfAttention(nn.Module):
             scores = additive_padding_bias(scores, keep_mask)
         else:
             scores = torch.where(keep_mask[:, None, None, :], scores, torch.finfo(scores.dtype).min)  # expect: DTL107
+        if self.causal:
+            T = scores.shape[-1]
+            future = torch.full((T, T), -1e9, device=scores.device).triu(1)
+            scores = scores + future.to(scores.dtype)  # expect: DTL107
         probs = F.softmax(scores, dim=-1)
         return self.proj((probs @ v).transpose(1, 2).flatten(2))
 

@@ -46,6 +46,8 @@ class OpsMixin:
                  opname: str, function: bool) -> Val:
         r = self._apply_op(op, recv, args, kwargs, n, opname, function)
         if op in ("to", "type", "type_as") or op in self.api.casts:
+            if r.kind in ("low", "olp") and recv is not None and recv.kind in ("fp32", "fp64") and not function:
+                self.narrowing_cast(r, n)
             return r
         return self.keep_cast_marker(r, [recv] + list(args) + list(kwargs.values()))
 

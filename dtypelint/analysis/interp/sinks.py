@@ -229,3 +229,48 @@ class SinkMixin:
             if q == "torch.square" and len(node.args) == 1:
                 return "torch.square", (node.args[0],)
         return None
+
+    def narrowing_cast(self, r: Val, n: ast.Call) -> None:
+        """``mask.to(scores.dtype)`` of a float32 tensor filled with a constant beyond float16's range
+        (``torch.full(..., -1e9)``, ``(1 - m) * -1e9``, ``torch.where(m, 0.0, -1e9)``) a few lines above."""
+        if not isinstance(n.func, ast.Attribute):
+            return
+        found = self.big_constant_in(n.func.value, n.lineno, 0)
+        if found is not None:
+            c_node, via = found
+            self.emit("constant", n, ".to", [Operand(None, r, None, self.fa), Operand(None, SCALAR, c_node, self.fa)],
+                      op=".to", value=numeric_constant(c_node, self.fa.names), dtype_node=None, via=via)
+
+    def big_constant_in(self, node: ast.AST, before: int, depth: int):
+        """(constant node, assignment or None) of a constant beyond float16's range that fills ``node``:
+        an argument of ``torch.full``/``where``/``masked_fill``, an operand of ``+ - *``, through views
+        and one local name."""
+        names = self.fa.names
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("triu", "tril", "unsqueeze", "expand", "view", "reshape", "contiguous", "clone"):
+            node = node.func.value
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        if isinstance(node, ast.Name) and depth == 0:
+            defs = [d for d in self.fa.assignments(self.fn).get(node.id, ()) if d.lineno < before]
+            if not defs:
+                return None
+            last = max(defs, key=lambda d: (d.lineno, d.col_offset))
+            found = self.big_constant_in(last, before, 1)
+            return None if found is None else (found[0], last)
+        candidates: list = []
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+            candidates = [node.left, node.right]
+            for side in (node.left, node.right):
+                if isinstance(side, ast.BinOp):
+                    candidates += [side.left, side.right]
+        elif isinstance(node, ast.Call):
+            q = names.qualify(node.func) or ""
+            short = q.rsplit(".", 1)[-1] if q.startswith("torch.") else \
+                (node.func.attr if isinstance(node.func, ast.Attribute) else "")
+            if short in ("full", "full_like", "where", "masked_fill", "new_full"):
+                candidates = list(node.args) + [k.value for k in node.keywords if k.arg in ("fill_value", "value")]
+        for c in candidates:
+            if beyond_fp16(numeric_constant(c, names)):
+                return c, None
+        return None
