@@ -66,4 +66,6 @@ def judge(e):
     elif t.node is not None:
         how = "under CUDA autocast" if e.ac else f"in the {e.regime} regime"
         steps = (scope.fa.step(t.node, f"`{scope.seg(t.node)}` is {dtype_name(t.val.kind, scope.compute)} {how}"),)
+    if not steps:
+        steps = (scope.fa.step(c.node, f"`{text}` is beyond float16's largest value {FP16_MAX:g}"),)
     return Finding(CODE, e, msg, steps, f"`{text}` is rounded to float16 here without an overflow check", fix)

@@ -56,7 +56,7 @@ def judge(e):
         repl = f"max({eps}, torch.finfo({dtype}).tiny)"
         fix = ("unsafe", f"Use `{repl}` (float32 and bfloat16 keep `{eps}`)",
                [(c.node, "replace", repl)] + scope.import_torch_edit())
-    steps = ()
+    steps = (scope.fa.step(c.node, f"`{eps}` is below float16's smallest value 5.96e-08 and rounds to 0"),)
     if via is not None:
-        steps = (scope.fa.step(via, f"`{scope.seg(via)}` is {dtype_name(t.val.kind, scope.compute)}: `{eps}` is lost"),)
+        steps += (scope.fa.step(via, f"`{scope.seg(via)}` is {dtype_name(t.val.kind, scope.compute)}: `{eps}` is lost"),)
     return Finding(CODE, e, msg, steps, f"{sink} receives a float16 value whose eps rounded to 0", fix)

@@ -76,4 +76,6 @@ def judge(e):
     edits = [(b, "replace", upcast(scope, b)) for b in bases]
     fix = ("unsafe", "Square in float32 (`.float()` before squaring); cast the normalised result back "
            "to the input dtype", edits)
-    return Finding(CODE, e, msg, (), step, fix)
+    first = bases[0]
+    source = (scope.fa.step(first, f"`{scope.seg(first)}` is float16 here"),) if hasattr(first, "lineno") else ()
+    return Finding(CODE, e, msg, source, step, fix)
