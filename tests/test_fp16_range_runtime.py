@@ -29,6 +29,9 @@ def test_sum_of_squares_of_activations_near_300_overflows_in_float16_only():
     assert torch.isfinite(x.to(H).float().pow(2).mean(-1)).all()
     assert torch.isfinite(x.to(H).std(-1)).all()
     assert torch.isfinite(x.to(B).pow(2).mean(-1)).all()
+    # a sum overflows sooner: 1024 squares of 8 add up to 65536, while their mean (64) fits
+    eights = torch.full((1024,), 8.0, dtype=H)
+    assert torch.isinf((eights * eights).sum()) and torch.isfinite((eights * eights).mean())
     # below 256 nothing overflows: the hazard depends on the activations' magnitude
     assert torch.isfinite(torch.full((64,), 255.0, dtype=H).pow(2).mean())
 

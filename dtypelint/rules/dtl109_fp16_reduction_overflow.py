@@ -69,8 +69,10 @@ def judge(e):
                f"(a standard deviation above 256) becomes inf; compute it in float32")
         step = f"`{op}` returns float16 and overflows for activations with a spread above 256"
     else:
+        total = (" and squares that add up past 65504 (1024 values of 8) make the sum inf too"
+                 if op in ("sum", "nansum") else "")
         msg = (f"`{whole}` sums squares in float16 in the {{regimes}}: any element above 256 in magnitude squares "
-               f"past 65504 (float16's largest value) to inf, so the `{op}` is inf; square in float32")
+               f"past 65504 (float16's largest value) to inf, so the `{op}` is inf{total}; square in float32")
         step = f"the squares reach `{op}` as float16"
     bases = e.detail["bases"]
     edits = [(b, "replace", upcast(scope, b)) for b in bases]
