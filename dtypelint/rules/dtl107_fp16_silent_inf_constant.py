@@ -24,6 +24,33 @@ def is_fp16(kind: str, compute: str) -> bool:
     return (kind == "low" and compute == "float16") or (kind == "olp" and compute == "bfloat16")
 
 
+def cast_target(scope, call: ast.Call) -> str | None:
+    """The dtype a narrowing cast names: ``.to(x.dtype)`` / ``.to(dtype=d)`` -> its text, ``.half()`` ->
+    ``torch.float16``, ``.type_as(y)`` -> ``y.dtype``."""
+    meth = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    if meth == "half":
+        return "torch.float16"
+    if meth == "bfloat16":
+        return "torch.bfloat16"
+    arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "dtype"), None)
+    if arg is None or not isinstance(arg, (ast.Name, ast.Attribute)):
+        return None
+    text = scope.seg(arg)
+    if meth == "type_as":
+        return f"{text}.dtype"
+    if meth == "to" and (isinstance(arg, ast.Name) or arg.attr == "dtype" or text.startswith("torch.")):
+        return text
+    return None
+
+
+def bound_at(scope, text: str, node: ast.AST) -> bool:
+    """``text``'s leading name is bound above ``node``: a module name, a parameter or an earlier assignment."""
+    head = text.split(".", 1)[0]
+    if head in scope.fa.names.aliases:
+        return True
+    return head in scope.parameters() or any(v.lineno < node.lineno for v in scope.assignments().get(head, ()))
+
+
 def judge(e):
     t, c = e.operands
     scope = e.scope
@@ -56,7 +83,12 @@ def judge(e):
         repl = f"torch.finfo({dtype}).{'min' if value < 0 else 'max'}"
         fix = ("unsafe", f"Use `{repl}`", [(c.node, "replace", repl)] + scope.import_torch_edit())
     if op == ".to":
-        fix = None  # the constant is written in float32 elsewhere: `torch.finfo(<target>).min` there is the fix
+        # the constant is written where the float32 mask is built: `torch.finfo(<cast target>).min` there
+        target = cast_target(scope, e.node)
+        fix = None
+        if target is not None and not isinstance(c.node, ast.Call) and bound_at(scope, target, c.node):
+            repl = f"torch.finfo({target}).{'min' if value < 0 else 'max'}"
+            fix = ("unsafe", f"Use `{repl}`", [(c.node, "replace", repl)] + scope.import_torch_edit())
     steps = ()
     via = e.detail.get("via")
     if via is not None:

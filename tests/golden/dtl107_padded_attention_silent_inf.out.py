@@ -40,7 +40,7 @@ class PaddedSelfAttention(nn.Module):
             scores = torch.where(keep_mask[:, None, None, :], scores, torch.finfo(scores.dtype).min)  # expect: DTL107
         if self.causal:
             T = scores.shape[-1]
-            future = torch.full((T, T), -1e9, device=scores.device).triu(1)
+            future = torch.full((T, T), torch.finfo(scores.dtype).min, device=scores.device).triu(1)
             scores = scores + future.to(scores.dtype)  # expect: DTL107
         probs = F.softmax(scores, dim=-1)
         return self.proj((probs @ v).transpose(1, 2).flatten(2))
