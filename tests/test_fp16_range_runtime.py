@@ -75,6 +75,9 @@ def test_big_constants_become_minus_inf_silently_and_masked_rows_turn_nan():
     # the checked forms raise instead (DTL106)
     with pytest.raises(RuntimeError, match="without overflow"):
         scores.masked_fill(~keep, -1e9)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        torch.full_like(scores, -1e9)
+    assert torch.full_like(scores, -1e9, dtype=F32).dtype == F32  # an explicit float32 `dtype=` holds it
     # twins: finfo(dtype).min and -1e4 stay finite, fully masked rows are uniform; bfloat16 holds -1e9
     fixed = torch.where(keep, scores, torch.finfo(scores.dtype).min)
     assert torch.isfinite(fixed.softmax(-1)).all()

@@ -92,7 +92,9 @@ class SinkMixin:
             dest_node = None
         else:
             kind = recv.kind if recv is not None else None
-            pos = {"masked_fill": 1, "masked_fill_": 1, "fill_": 0, "full_like": 1, "clamp": 0, "clamp_min": 0,
+            if op == "full_like" and self.explicit_dtype(kwargs) is not None:
+                kind = self.explicit_dtype(kwargs).const  # full_like(x, v, dtype=d) fills a d tensor
+            pos = {"masked_fill": 1, "masked_fill_": 1, "fill_": 0, "full_like": 0, "clamp": 0, "clamp_min": 0,
                    "clamp_max": 0, "clip": 0, "clamp_": 0}[op]
             if function:
                 pos += 1  # torch.masked_fill(x, mask, value): the receiver is the first argument
