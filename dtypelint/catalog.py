@@ -64,6 +64,9 @@ class RuleSpec:
     docs: dict[str, str]
     invalid: tuple[Example, ...]
     valid: tuple[Example, ...]
+    # how the hazard shows at run time: "dtype" (an error or a wrong dtype, which `verify` reproduces) or
+    # "values" (inf/NaN or lost precision for particular inputs, which random inputs do not reveal)
+    runtime: str = "dtype"
 
     @property
     def url(self) -> str:
@@ -148,6 +151,7 @@ def load_rule(path: Path) -> RuleSpec:
             docs={k: str(v) for k, v in data.get("docs", {}).items()},
             invalid=_examples(data.get("invalid", []), path, "invalid"),
             valid=_examples(data.get("valid", []), path, "valid"),
+            runtime=data.get("runtime", "dtype"),
         )
     except KeyError as exc:
         raise CatalogError(f"{path}: missing key {exc}") from exc
@@ -157,6 +161,8 @@ def load_rule(path: Path) -> RuleSpec:
         raise CatalogError(f"{path}: fix must be one of {FIX_AVAILABILITY}")
     if set(spec.regimes) - set(REGIMES):
         raise CatalogError(f"{path}: unknown regimes in {spec.regimes}")
+    if spec.runtime not in ("dtype", "values"):
+        raise CatalogError(f"{path}: runtime must be \"dtype\" or \"values\", not {spec.runtime!r}")
     if path.stem != spec.code:
         raise CatalogError(f"{path}: file name must be the rule code {spec.code}")
     return spec

@@ -53,6 +53,11 @@ def materialize(kind: str, dest: Path) -> Path:
     return dest
 
 
+# opt-in rules (catalog `default = false`) are enabled for the goldens too
+OPT_IN = [f"--extend-select={','.join(c for c, s in load_catalog().items() if not s.default)}"] \
+    if any(not s.default for s in load_catalog().values()) else []
+
+
 def expected_codes() -> set[str]:
     codes = set()
     for src in goldens("in").values():
@@ -90,7 +95,7 @@ def fixed_tree(tmp_path_factory):
     if missing:
         pytest.skip(f"the analysis for {sorted(missing)} is not in this checkout yet")
     tree = materialize("in", tmp_path_factory.mktemp("golden") / "tree")
-    r = _dtl(["--fix", "--unsafe-fixes", "--output-format", "concise", "."], tree)
+    r = _dtl(["--fix", "--unsafe-fixes", "--output-format", "concise", *OPT_IN, "."], tree)
     assert r.returncode in (0, 1), r.stderr.decode()
     return tree, r.stdout.decode()
 
@@ -116,7 +121,7 @@ def test_fix_produces_the_golden(fixed_tree, rel):
 
 def test_second_fix_run_changes_nothing(fixed_tree):
     tree, _ = fixed_tree
-    again = _dtl(["--diff", "--unsafe-fixes", "."], tree)
+    again = _dtl(["--diff", "--unsafe-fixes", *OPT_IN, "."], tree)
     assert again.stdout == b"", again.stdout.decode()
     assert again.returncode == (1 if EXPECTED_REFUSALS else 0)  # 1 only for the refusals, never for a diff
 

@@ -56,6 +56,11 @@ def training_step_codes() -> set[str]:
     return {c for c, r in RULES.items() if all(k.startswith("amp-") for k in r.KINDS)}
 
 
+# Value-dependent hazards (catalog `runtime = "values"`: inf/NaN for particular inputs) are not reproduced by
+# `verify`'s random inputs; their runtime proof is tests/test_fp16_range_runtime.py.
+VALUES = {code for code, spec in load_catalog().items() if spec.runtime == "values"}
+
+
 def expected() -> set[tuple[str, int, str]]:
     skip = training_step_codes()
     out = set()
@@ -64,7 +69,7 @@ def expected() -> set[tuple[str, int, str]]:
             m = EXPECT.search(line)
             if m:
                 out |= {(path.relative_to(FIXTURES).as_posix(), row, c.strip()) for c in m.group(1).split(",")
-                        if c.strip() not in skip}
+                        if c.strip() not in skip | VALUES}
     return out
 
 
@@ -91,7 +96,8 @@ def test_every_reference_hazard_is_reproduced_in_every_regime_it_names(verified)
     seen = {(_rel(r["filename"]), r["location"]["row"], r["code"]) for r in results}
     assert expected() <= seen, f"findings not verified: {sorted(expected() - seen)}"
     failed = [f"{r['filename']}:{r['location']['row']} [{r['regime']}] {r['status']}: {r['detail']}"
-              for r in results if r["status"] != "reproduced"]
+              for r in results if r["status"] != "reproduced" and r["code"] not in VALUES]
+    assert all(r["status"] == "not-run" and "value-dependent" in r["detail"] for r in results if r["code"] in VALUES)
     assert not failed, "\n".join(failed)
     assert all(r["device"] == ("fake-cuda" if r["regime"] == "autocast" else "cpu") for r in results)
 
@@ -100,6 +106,8 @@ def test_every_fix_runs_clean_except_the_documented_ones(verified):
     code, results = verified
     for r in results:
         key = (_rel(r["filename"]), r["location"]["row"])
+        if r["code"] in VALUES:
+            continue
         if key in NOT_FIXED:
             assert r["fixed"] is False, f"{key} is fixed now: drop it from NOT_FIXED"
         else:

@@ -90,6 +90,14 @@ class Scope:
     def assignments(self) -> dict[str, list[ast.AST]]:
         return self.fa.assignments(self._frame.fn)
 
+    def parameters(self) -> set[str]:
+        """The parameter names of the function the sink is in (names a fix may use anywhere in it)."""
+        fn = self._frame.fn
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return set()
+        a = fn.args
+        return {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+
     @property
     def regime(self) -> str:
         return self._frame.regime

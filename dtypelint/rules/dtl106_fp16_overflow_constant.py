@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
+from dtypelint.analysis.constants import numeric_constant
 from dtypelint.analysis.lattice import Step, dtype_name
-from dtypelint.analysis.module_facts import dtype_of_expr
 from dtypelint.rules.base import Finding
 
 CODE = "DTL106"
@@ -17,18 +17,9 @@ BF16_MAX = 3.3895313892515355e38
 
 def constant_value(node: ast.AST, names) -> float | None:
     """Numeric value of ``-1e9``, ``1e5``, ``torch.finfo(torch.float32).min`` (else None)."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-        return float(node.value)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        v = constant_value(node.operand, names)
-        return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
-    if isinstance(node, ast.Attribute) and node.attr in ("min", "max") and isinstance(node.value, ast.Call):
-        call = node.value
-        if names.qualify(call.func) == "torch.finfo" and call.args:
-            big = {"fp32": 3.4028234663852886e38, "fp64": 1.7976931348623157e308}.get(dtype_of_expr(call.args[0], names) or "")
-            if big is not None:
-                return -big if node.attr == "min" else big
-    return None
+    if isinstance(node, ast.Call):
+        return None  # `torch.tensor(-1e9)` as a fill value: not judged here
+    return numeric_constant(node, names)
 
 
 def judge(e):

@@ -14,6 +14,9 @@ DEFAULTS = {
     "DTL104": ("fp32-module-output-in-residual", "warning"),
     "DTL105": ("mixed-dtype-index-put", "error"),
     "DTL106": ("fp16-overflow-constant", "error"),
+    "DTL107": ("fp16-silent-inf-constant", "warning"),
+    "DTL108": ("fp16-eps-underflow", "warning"),
+    "DTL109": ("fp16-reduction-overflow", "warning"),
 }
 
 

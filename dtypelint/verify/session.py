@@ -356,6 +356,14 @@ class Session:
         return out
 
     def _verify(self, finding: FindingRef, regime: str, out: VerifyResult) -> None:
+        from dtypelint.catalog import get_rule
+
+        spec = get_rule(finding.code)
+        if spec is not None and spec.runtime == "values":
+            out.status = "not-run"
+            out.detail = (f"{finding.code} is a value-dependent hazard (inf/NaN for particular inputs, such as a fully "
+                          f"masked row or activations above 256): verify reproduces dtype failures only")
+            return
         me = os.path.realpath(finding.path)
         path_rows = {r for p, r in finding.steps if os.path.realpath(p) == me}
         candidates, why = targets_mod.targets_for(self.text(finding.path), finding.row, path_rows)

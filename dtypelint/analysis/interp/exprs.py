@@ -269,6 +269,8 @@ class ExprMixin:
             if isinstance(op, ast.Add) and a.kind == b.kind == "tuple":
                 return Val("tuple", items=a.items + b.items)  # tuple concatenation (`(x,) + rest`)
             return UNKNOWN
+        if isinstance(op, ast.Div):
+            self.eps_sink("/", b, rn, n)
         if self.ac:
             # `1/x` -> reciprocal, `x ** 2` / `2 ** x` -> pow: fp32 under CUDA autocast (facts §1.2)
             if isinstance(op, ast.Div) and a.kind == "scalar" and b.is_float and not b.zdim:
@@ -280,6 +282,8 @@ class ExprMixin:
             return Val("scalar", scalar_float=a.scalar_float or b.scalar_float or isinstance(op, ast.Div))
         if isinstance(op, ast.Div) and a.kind == "int" and b.kind in ("int", "scalar"):
             return tensor("fp32", (self.fa.step(n, "integer true division gives the default dtype float32"),))
+        if isinstance(op, (ast.Add, ast.Sub, ast.Mult)):
+            self.constant_sink(n, {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}[type(op)], [(a, ln, rn), (b, rn, ln)])
         res, winner = promote([a, b])
         if res is None:
             wide = self.wide_despite_unknown([a, b], [ln, rn])

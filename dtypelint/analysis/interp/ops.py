@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from dtypelint.analysis.interp.sinks import EPS_CONSUMERS, SQUARE_REDUCERS, VARIANCES
 from dtypelint.analysis.interp.values import CAST_UNKNOWN, SHAPE, is_cast_unknown
 from dtypelint.analysis.lattice import NONE, SCALAR, UNKNOWN, Val, dtype_name, dtype_val, promote, tensor
 
@@ -27,6 +28,8 @@ INDEX_FAMILY = {
     "scatter_add_": (2, True), "scatter_add": (2, False), "masked_scatter_": (1, True),
     "masked_scatter": (1, True), "lerp_": (0, True), "lerp": (0, True),
 }
+# ops where the float16 range rules look at the operand: eps guards, sums of squares, constant tensors
+FP16_RANGE_OPS = EPS_CONSUMERS | SQUARE_REDUCERS | VARIANCES | {"tensor", "as_tensor", "new_tensor"}
 REDUCTIONS = ("mean", "max", "min", "amax", "amin", "std", "var", "norm")
 
 
@@ -43,6 +46,8 @@ class OpsMixin:
                  opname: str, function: bool) -> Val:
         r = self._apply_op(op, recv, args, kwargs, n, opname, function)
         if op in ("to", "type", "type_as") or op in self.api.casts:
+            if r.kind in ("low", "olp") and recv is not None and recv.kind in ("fp32", "fp64") and not function:
+                self.narrowing_cast(r, n)
             return r
         return self.keep_cast_marker(r, [recv] + list(args) + list(kwargs.values()))
 
@@ -52,6 +57,8 @@ class OpsMixin:
         x = recv if recv is not None else UNKNOWN
         if op in OVERFLOW_OPS:
             self.fill_sink(op, x if not function or op != "full" else None, args, kwargs, n, function)
+        if op in FP16_RANGE_OPS:
+            self.fp16_range_events(op, x, kwargs, n, function)
         if op in INDEX_FAMILY and not function and isinstance(n.func, ast.Attribute):
             return self.index_op(op, x, args, kwargs, n)
         if op in api.casts:
@@ -125,6 +132,24 @@ class OpsMixin:
         if op == "size":
             return SHAPE if not args and not kwargs else SCALAR
         return UNKNOWN
+
+    def fp16_range_events(self, op: str, x: Val, kwargs: dict[str, Val], n: ast.Call, function: bool) -> None:
+        """The operand of an eps consumer or a reduction, or the data of ``torch.tensor(c, dtype=...)``."""
+        recv_node = (n.args[0] if n.args else None) if function else \
+            (n.func.value if isinstance(n.func, ast.Attribute) else None)
+        if op in EPS_CONSUMERS:
+            self.eps_sink(op, x, recv_node, n)
+        elif op in SQUARE_REDUCERS or op in VARIANCES:
+            self.reduction_sink(op, x, recv_node, n)
+        else:
+            data = n.args[0] if n.args else None
+            ed = self.explicit_dtype(kwargs)
+            kind = ed.const if ed is not None else (x.kind if op == "new_tensor" else None)
+            if kind and data is not None:
+                dtype_node = next((k.value for k in n.keywords if k.arg == "dtype"), None)
+                if dtype_node is None and op == "new_tensor" and isinstance(n.func, ast.Attribute):
+                    dtype_node = ast.Attribute(value=n.func.value, attr="dtype", ctx=ast.Load())
+                self.constant_sink(n, f"{self.fa.seg(n.func)}", [(Val(kind), None, data)], dtype_node)
 
     # -- casts ------------------------------------------------------------------------------
     def cast_op(self, op: str, x: Val, n: ast.Call) -> Val:
@@ -274,6 +299,9 @@ class OpsMixin:
             else:
                 ins.append(v)
         nodes = self.operand_nodes(n, function, ins)
+        if op == "where" and len(ins) == 3 and len(nodes) == 3:
+            # torch.where(cond, x, y): whatever the analysis assumed for `cond`, `x`/`y` carry the dtype
+            self.constant_sink(n, opname, [(ins[1], nodes[1], nodes[2]), (ins[2], nodes[2], nodes[1])])
         if op == "where" and ins and ins[0].kind in ("bool", "unknown") and len(ins) == 3:
             ins = ins[1:]
             nodes = nodes[1:]

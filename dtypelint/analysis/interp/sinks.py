@@ -11,8 +11,16 @@ from __future__ import annotations
 
 import ast
 
+from dtypelint.analysis.constants import below_fp16_normal, beyond_fp16, numeric_constant
 from dtypelint.analysis.events import Operand, Scope, SinkEvent
-from dtypelint.analysis.lattice import Val
+from dtypelint.analysis.lattice import SCALAR, Val
+
+# ops whose argument must stay positive: an eps that vanishes in float16 leaves a zero there (facts §5)
+EPS_CONSUMERS = frozenset({"rsqrt", "sqrt", "log", "log2", "log10", "reciprocal"})
+# reductions that overflow float16 when they sum squares (mean/sum of a square) or compute one (var)
+SQUARE_REDUCERS = frozenset({"mean", "sum", "nanmean", "nansum"})
+VARIANCES = frozenset({"var", "var_mean"})
+CLAMPS = frozenset({"clamp", "clamp_", "clamp_min", "clamp_min_", "clip", "clip_"})
 
 
 class SinkMixin:
@@ -22,7 +30,7 @@ class SinkMixin:
         env = self.cur_env if self.cur_env else self.state.env
         kinds = {o.val.kind for o in operands if o.val.is_float and not o.val.zdim}
         # only an event that may become a finding needs the environment (to spell a fix)
-        worth = len(kinds) > 1 or kind in ("residual", "fill") or (kind == "half-only" and kinds & {"fp32", "fp64"})
+        worth = len(kinds) > 1 or kind in ("residual", "fill", "constant", "eps") or (kind == "half-only" and kinds & {"fp32", "fp64"})
         event = SinkEvent(kind, self.regime, n, sink, tuple(operands), self.ac, self.current_cond(),
                           Scope(self, env if worth else {}), self.root, self.depth, id(self.cur_stmt), detail)
         self.fa.record(event)
@@ -84,7 +92,9 @@ class SinkMixin:
             dest_node = None
         else:
             kind = recv.kind if recv is not None else None
-            pos = {"masked_fill": 1, "masked_fill_": 1, "fill_": 0, "full_like": 1, "clamp": 0, "clamp_min": 0,
+            if op == "full_like" and self.explicit_dtype(kwargs) is not None:
+                kind = self.explicit_dtype(kwargs).const  # full_like(x, v, dtype=d) fills a d tensor
+            pos = {"masked_fill": 1, "masked_fill_": 1, "fill_": 0, "full_like": 0, "clamp": 0, "clamp_min": 0,
                    "clamp_max": 0, "clip": 0, "clamp_": 0}[op]
             if function:
                 pos += 1  # torch.masked_fill(x, mask, value): the receiver is the first argument
@@ -123,3 +133,146 @@ class SinkMixin:
             for value in defs.get(name, ()):
                 todo.extend(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
         return False
+
+    # -- float16 range: constants and sums that read fine but do not survive float16 (facts §3.1, §5) ------
+    def constant_sink(self, n: ast.AST, op: str, pairs, dtype_node: ast.AST | None = None) -> None:
+        """A constant beyond float16's range combined with a tensor where no overflow check runs
+        (``torch.where``, ``+``/``-``/``*``, ``torch.tensor(c, dtype=...)``): ``pairs`` are
+        (tensor value, tensor node, constant node) candidates; the first with a big constant is reported."""
+        for t, t_node, c_node in pairs:
+            if not t.is_float or c_node is None:
+                continue
+            value = numeric_constant(c_node, self.fa.names)
+            if beyond_fp16(value):
+                self.emit("constant", n, op, [Operand(None, t, t_node, self.fa),
+                                              Operand(None, SCALAR, c_node, self.fa)], op=op, value=value,
+                          dtype_node=dtype_node)
+                return
+
+    def eps_sink(self, op: str, v: Val, arg_node: ast.AST | None, n: ast.AST) -> None:
+        """``x / (d + 1e-12)``, ``rsqrt(var + 1e-12)``, ``log(p.clamp(min=1e-10))``: the guarded value, its eps."""
+        if not v.is_float or arg_node is None:
+            return
+        found = self.eps_term(arg_node, n.lineno, 0)
+        if found is None:
+            return
+        eps_node, base_node, form, value, via = found
+        self.emit("eps", n, op, [Operand(None, v, base_node, self.fa), Operand(None, SCALAR, eps_node, self.fa)],
+                  op=op, form=form, value=value, via=via)
+
+    def eps_term(self, node: ast.AST, before: int, depth: int):
+        """(eps node, guarded node, "+"/"clamp", value, assignment or None) of an eps guard spelled in ``node``
+        (or in the last assignment above ``before`` of the name ``node`` is)."""
+        names = self.fa.names
+        if isinstance(node, ast.Name) and depth == 0:
+            defs = [d for d in self.fa.assignments(self.fn).get(node.id, ()) if d.lineno < before]
+            if not defs:
+                return None
+            last = max(defs, key=lambda d: (d.lineno, d.col_offset))
+            found = self.eps_term(last, before, 1)
+            return None if found is None else found[:4] + (last,)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            for c, base in ((node.right, node.left), (node.left, node.right)):
+                value = numeric_constant(c, names)
+                if below_fp16_normal(value):
+                    return c, base, "+", value, None
+            return None
+        if isinstance(node, ast.Call):
+            func = node.func
+            method = isinstance(func, ast.Attribute) and func.attr in CLAMPS and names.qualify(func) is None
+            q = names.qualify(func)
+            function = q is not None and q.startswith("torch.") and q.rsplit(".", 1)[-1] in CLAMPS
+            if not (method or function):
+                return None
+            base = func.value if method else (node.args[0] if node.args else None)
+            pos = 0 if method else 1
+            lows = [k.value for k in node.keywords if k.arg == "min"] + node.args[pos:pos + 1]
+            for c in lows:
+                value = numeric_constant(c, names)
+                if below_fp16_normal(value):
+                    return c, base, "clamp", value, None
+        return None
+
+    def reduction_sink(self, op: str, x: Val, recv_node: ast.AST | None, n: ast.Call) -> None:
+        """``x.pow(2).mean()``, ``(x * x).sum()``, ``x.var()``: a sum of squares in the receiver's dtype."""
+        if not x.is_float or recv_node is None:
+            return
+        if op in VARIANCES:
+            self.emit("reduction", n, op, [Operand(None, x, recv_node, self.fa)], op=op, square=None, bases=(recv_node,))
+            return
+        square = self.square_of(recv_node, n.lineno)
+        if square is not None:
+            form, bases = square
+            self.emit("reduction", n, op, [Operand(None, x, recv_node, self.fa)], op=op, square=form, bases=bases)
+
+    def square_of(self, node: ast.AST, before: int, depth: int = 0):
+        """("x.pow(2)" form, the squared expression(s)) when ``node`` squares a value (through one local name)."""
+        names = self.fa.names
+        if isinstance(node, ast.Name) and depth == 0:
+            defs = [d for d in self.fa.assignments(self.fn).get(node.id, ()) if d.lineno < before]
+            return self.square_of(max(defs, key=lambda d: (d.lineno, d.col_offset)), before, 1) if defs else None
+        two = lambda c: numeric_constant(c, names) == 2.0  # noqa: E731
+        if isinstance(node, ast.BinOp):
+            if isinstance(node.op, ast.Pow) and two(node.right):
+                return "**", (node.left,)
+            if isinstance(node.op, ast.Mult) and ast.dump(node.left) == ast.dump(node.right):
+                return "*", (node.left, node.right)
+            return None
+        if isinstance(node, ast.Call):
+            func = node.func
+            q = names.qualify(func)
+            if isinstance(func, ast.Attribute) and q is None:
+                if func.attr == "pow" and len(node.args) == 1 and two(node.args[0]):
+                    return ".pow", (func.value,)
+                if func.attr == "square" and not node.args:
+                    return ".square", (func.value,)
+            if q == "torch.pow" and len(node.args) == 2 and two(node.args[1]):
+                return "torch.pow", (node.args[0],)
+            if q == "torch.square" and len(node.args) == 1:
+                return "torch.square", (node.args[0],)
+        return None
+
+    def narrowing_cast(self, r: Val, n: ast.Call) -> None:
+        """``mask.to(scores.dtype)`` of a float32 tensor filled with a constant beyond float16's range
+        (``torch.full(..., -1e9)``, ``(1 - m) * -1e9``, ``torch.where(m, 0.0, -1e9)``) a few lines above."""
+        if not isinstance(n.func, ast.Attribute):
+            return
+        found = self.big_constant_in(n.func.value, n.lineno, 0)
+        if found is not None:
+            c_node, via = found
+            self.emit("constant", n, ".to", [Operand(None, r, None, self.fa), Operand(None, SCALAR, c_node, self.fa)],
+                      op=".to", value=numeric_constant(c_node, self.fa.names), dtype_node=None, via=via)
+
+    def big_constant_in(self, node: ast.AST, before: int, depth: int):
+        """(constant node, assignment or None) of a constant beyond float16's range that fills ``node``:
+        an argument of ``torch.full``/``where``/``masked_fill``, an operand of ``+ - *``, through views
+        and one local name."""
+        names = self.fa.names
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("triu", "tril", "unsqueeze", "expand", "view", "reshape", "contiguous", "clone"):
+            node = node.func.value
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        if isinstance(node, ast.Name) and depth == 0:
+            defs = [d for d in self.fa.assignments(self.fn).get(node.id, ()) if d.lineno < before]
+            if not defs:
+                return None
+            last = max(defs, key=lambda d: (d.lineno, d.col_offset))
+            found = self.big_constant_in(last, before, 1)
+            return None if found is None else (found[0], last)
+        candidates: list = []
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+            candidates = [node.left, node.right]
+            for side in (node.left, node.right):
+                if isinstance(side, ast.BinOp):
+                    candidates += [side.left, side.right]
+        elif isinstance(node, ast.Call):
+            q = names.qualify(node.func) or ""
+            short = q.rsplit(".", 1)[-1] if q.startswith("torch.") else \
+                (node.func.attr if isinstance(node.func, ast.Attribute) else "")
+            if short in ("full", "full_like", "where", "masked_fill", "new_full"):
+                candidates = list(node.args) + [k.value for k in node.keywords if k.arg in ("fill_value", "value")]
+        for c in candidates:
+            if beyond_fp16(numeric_constant(c, names)):
+                return c, None
+        return None
