@@ -110,16 +110,23 @@ def clause(node: ast.AST, truth: bool, seg) -> Clause:
     return Clause(key, truth != negated, None, node, seg, tests_shape(node))
 
 
-_SHAPE_ATTRS = {"shape", "ndim"}
-_SHAPE_METHODS = {"dim", "size", "numel", "ndimension", "nelement"}
+_SHAPE_ATTRS = {"ndim"}
+_SHAPE_METHODS = {"dim", "ndimension"}
 
 
 def tests_shape(node: ast.AST) -> bool:
-    """Whether a test reads a tensor's rank or sizes (``x.dim() == 4``, ``len(x.shape) == 4``, ``x.size(1) > 1``)."""
+    """Whether a test reads a tensor's rank (``x.dim() == 4``, ``len(x.shape) == 4``, ``x.ndim == 2``).
+
+    A rank tells input formats apart (a prepared 4-D mask, a 2-D padding mask); sizes (``x.shape[1] > n``) are
+    lengths that any input may have, so paths on them stay ordinary paths."""
     hit = getattr(node, "_dtl_on_shape", None)
     if hit is None:
         hit = False
         for sub in ast.walk(node):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "len" and sub.args \
+                    and isinstance(sub.args[0], ast.Attribute) and sub.args[0].attr == "shape":
+                hit = True  # len(x.shape)
+                break
             if isinstance(sub, ast.Attribute) and sub.attr in _SHAPE_ATTRS:
                 hit = True
                 break
@@ -199,7 +206,9 @@ def merge_two(a: State, b: State) -> State:
         old = env.get(k)
         if old is not v:
             env[k] = join(old, v) if old is not None else v
-            changed = changed or old is None or signature(old) != signature(v)
+            # a tensor on one side, None on the other: the tensor exists only on its side's path
+            changed = changed or (old is not None and (old.kind == "none") != (v.kind == "none")
+                                  and (old.is_tensor or v.is_tensor))
     shared = tuple(c for c in a.clauses if c in b.clauses)
     if changed and SHAPE_MERGE not in shared and any(
             c.on_shape for c in a.clauses + b.clauses if c not in shared):
