@@ -487,3 +487,27 @@ class Stack(nn.Module):
 '''
     # .half() casts the gate too (fp32 input, fp16 weight); loaded keeps it fp32 in both layer classes
     assert found(src) == [(8, "DTL101", ("half",), "")]
+
+
+def test_methods_of_a_class_that_is_not_a_module_are_not_run_under_autocast():
+    # a feature extractor computes log-mel features itself; CUDA autocast wraps a model's forward, not it
+    src = '''
+class Extractor:
+    def __init__(self, filters):
+        self.filters = filters
+
+    def log_mel(self, power):
+        mel = self.filters.T @ power
+        return torch.clamp(mel, min=1e-10).log10()
+
+
+class Frontend(nn.Module):
+    def __init__(self, filters):
+        super().__init__()
+        self.register_buffer("filters", filters)
+
+    def forward(self, power):
+        mel = self.filters.T @ power
+        return torch.clamp(mel, min=1e-10).log10()
+'''
+    assert found(src) == [(18, "DTL108", ("autocast", "half", "loaded"), "")]

@@ -205,6 +205,20 @@ class FileAnalysis:
                 out.extend(self.ancestors(bf, depth + 1))
         return out
 
+    def not_a_module(self, facts: ClassFacts, depth: int = 0) -> bool:
+        """Whether every base of the class is known and none is an ``nn.Module`` (unknown bases: it may be one)."""
+        if depth > 6:
+            return False
+        for b in facts.bases:
+            if b in ("object", "builtins.object", "abc.ABC", "typing.Generic", "enum.Enum"):
+                continue
+            if b.startswith("torch.") or b.endswith("Module"):
+                return False
+            _, bf, _ = self.class_by_qname(b)
+            if bf is None or bf.qname == facts.qname or not self.not_a_module(bf, depth + 1):
+                return False
+        return True
+
     def method_node(self, facts: ClassFacts, meth: str, skip_self: bool = False):
         """(method node, its FileAnalysis) found through the class's bases, or None."""
         for i, anc in enumerate(self.ancestors(facts)):
@@ -389,6 +403,8 @@ class FileAnalysis:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name != "__init__"]
         for regime in regimes:
             for fn, facts in entries:
+                if regime == "autocast" and facts is not None and self.not_a_module(facts):
+                    continue  # a feature extractor's or trainer's method: not model code run under autocast
                 if regime == "loaded" and "half" in regimes and id(fn) not in self.loaded_sensitive:
                     self.copy_half_run(id(fn))  # nothing on its paths reads differently when loaded
                     continue
