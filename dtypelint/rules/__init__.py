@@ -16,6 +16,8 @@ from dtypelint.rules import (
     dtl104_fp32_module_output_in_residual,
     dtl105_mixed_dtype_index_put,
     dtl106_fp16_overflow_constant,
+    dtl114_module_boundary_dtype_leak,
+    dtl115_mixed_dtype_op_inputs,
 )
 
 RULES = {m.CODE: m for m in (
@@ -25,6 +27,8 @@ RULES = {m.CODE: m for m in (
     dtl104_fp32_module_output_in_residual,
     dtl105_mixed_dtype_index_put,
     dtl106_fp16_overflow_constant,
+    dtl114_module_boundary_dtype_leak,
+    dtl115_mixed_dtype_op_inputs,
 )}
 RULE_CODES = tuple(RULES)
 

@@ -14,6 +14,8 @@ DEFAULTS = {
     "DTL104": ("fp32-module-output-in-residual", "warning"),
     "DTL105": ("mixed-dtype-index-put", "error"),
     "DTL106": ("fp16-overflow-constant", "error"),
+    "DTL114": ("module-boundary-dtype-leak", "warning"),
+    "DTL115": ("mixed-dtype-op-inputs", "error"),
 }
 
 

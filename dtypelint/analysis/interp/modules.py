@@ -300,7 +300,7 @@ class ModuleMixin:
         if eco is not None:
             return self.ecosystem_module_call(eco, ref, n, x)
         if ref.cls.startswith("torch.nn."):
-            return self.nn_module_call(ref, n, x, args)
+            return self.nn_module_call(ref, n, x, args, kwargs)
         _, facts, cfa = self.fa.class_by_qname(ref.cls)
         if facts is None:
             return UNKNOWN
@@ -320,7 +320,7 @@ class ModuleMixin:
             return self.linear_call(ref, n, x, f"{label}")
         return UNKNOWN
 
-    def nn_module_call(self, ref: ModuleRef, n: ast.Call, x: Val, args) -> Val:
+    def nn_module_call(self, ref: ModuleRef, n: ast.Call, x: Val, args, kwargs=None) -> Val:
         kind = self.api.module_kind.get(ref.cls[len("torch.nn."):])
         cname = "nn." + ref.cls[len("torch.nn."):]
         if kind == "linear":
@@ -340,7 +340,9 @@ class ModuleMixin:
         if kind == "keep":
             return x
         if kind == "embedding":
-            return self.module_param(ref, "weight", n)
+            w = self.module_param(ref, "weight", n)
+            self.module_arg_sink(ref, n, w, list(args), kwargs or {})
+            return w
         if ref.chain and ref.cls == "torch.nn.Sequential":
             self.loaded_differs()
             out = x
