@@ -25,8 +25,9 @@ def judge(e):
     v = out.val
     leak = v.kind in ("fp32", "fp64") and not v.zdim and promotion_here(fa, fn, v.prov) is not None
     if e.depth > 0:
-        # a caller's actual arguments: only says where the assumed-activation finding does not hold
-        if not e.detail["entry_low"] or (not leak and (v.kind in ("low", "olp") or (v.is_float and v.zdim))):
+        # a caller's actual arguments: clean where it passes low-precision inputs and gets them back (the
+        # float32 operand is low there); a caller passing float32 says nothing about low-precision inputs
+        if e.detail["entry_low"] and not leak and (v.kind in ("low", "olp") or (v.is_float and v.zdim)):
             return CLEAN
         return None
     if not e.detail["entry_low"]:

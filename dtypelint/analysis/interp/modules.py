@@ -149,10 +149,12 @@ class ModuleMixin:
             return tensor("low", zdim=zdim)
         # loaded
         path = f"{self.self_path}.{fact.name}" if self.self_path else fact.name
-        reason = self.self_kept or (self.fa.kept_reason(self.cls, path, False) if self.cls is not None else "")
+        # keep lists match the state dict's names: a non-persistent buffer is not loaded, so not kept
+        listed = fact.persistent and self.cls is not None
+        reason = self.self_kept or (self.fa.kept_reason(self.cls, path, False) if listed else "")
         if reason:
             return src(f"kept in float32 when loaded ({reason})")
-        if self.cls is not None and self.fa.maybe_kept(self.cls, path, False):
+        if listed and self.fa.maybe_kept(self.cls, path, False):
             return UNKNOWN
         if fact.fp32 or d == "fp64":
             return src("it is created with an explicit float32 dtype / `.float()` in `__init__`, which loading keeps")
