@@ -1,5 +1,5 @@
-"""DTL114 module-boundary-dtype-leak: a forward / public helper returns float32 for low-precision inputs
-because a float32 operand was mixed in by type promotion (not because its author upcast on purpose)."""
+"""DTL114 module-boundary-dtype-leak: a module's forward (or public method) returns float32 for low-precision
+inputs because a float32 operand was mixed in by type promotion (not because its author upcast on purpose)."""
 
 from __future__ import annotations
 
@@ -25,9 +25,10 @@ def judge(e):
     v = out.val
     leak = v.kind in ("fp32", "fp64") and not v.zdim and promotion_here(fa, fn, v.prov) is not None
     if e.depth > 0:
-        # a caller's actual arguments: clean where it passes low-precision inputs and gets them back (the
-        # float32 operand is low there); a caller passing float32 says nothing about low-precision inputs
-        if e.detail["entry_low"] and not leak and (v.kind in ("low", "olp") or (v.is_float and v.zdim)):
+        # a caller's actual arguments: clean where it passes no low-precision input (this file uses the
+        # function in float32 on purpose: a router's statistics module fed float32 routing weights), or
+        # passes low-precision inputs and gets them back (the float32 operand is low there)
+        if not e.detail["entry_low"] or (not leak and (v.kind in ("low", "olp") or (v.is_float and v.zdim))):
             return CLEAN
         return None
     if not e.detail["entry_low"]:
