@@ -102,10 +102,11 @@ class SinkMixin:
         if isinstance(node, ast.Compare):
             if not all(isinstance(op, (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops):
                 return False
-            vals = [self.eval(x, env) for x in [node.left] + list(node.comparators)]
+            sides = [node.left] + list(node.comparators)
+            vals = [self.eval(x, env) for x in sides]
             if any(v.kind in ("str", "none", "dtype") for v in vals):
                 return False
-            return any(v.is_tensor or v.kind == "unknown" for v in vals)
+            return any(v.is_tensor or (v.kind == "unknown" and not self.python_annotated(x)) for x, v in zip(sides, vals))
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)):
             return self.is_mask_index(node.left, env, depth + 1) or self.is_mask_index(node.right, env, depth + 1)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
@@ -114,6 +115,17 @@ class SinkMixin:
             values = [a.value for a in ast.walk(self.fn) if isinstance(a, ast.Assign)
                       and any(isinstance(t, ast.Name) and t.id == node.id for t in a.targets)]
             return bool(values) and all(self.is_mask_index(v, env, depth + 1) for v in values)
+        return False
+
+    def python_annotated(self, node: ast.AST) -> bool:
+        """A parameter annotated as a Python scalar (``step: int``): never a tensor."""
+        if not isinstance(node, ast.Name):
+            return False
+        args = getattr(self.fn, "args", None)
+        for a in (list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)) if args else ():
+            if a.arg == node.id and a.annotation is not None:
+                text = ast.unparse(a.annotation)
+                return "Tensor" not in text and any(t in text for t in ("int", "float", "bool", "str"))
         return False
 
     def fill_sink(self, op: str, recv: Val | None, args: list[Val], kwargs: dict[str, Val], n: ast.Call,
