@@ -155,8 +155,13 @@ class SinkMixin:
         """What a function returns (each tensor of a returned tuple), for rules on the dtype at a module
         boundary.  Emitted where a returned tensor is wider than the compute dtype, and in a caller's
         context wherever the returned dtypes are known (a caller passing float32 makes a float32 result fine)."""
-        if not self.report or s.value is None:
+        if not self.report or s.value is None or self.cls is None:
+            return  # only a module's methods are boundaries (module-level functions are helpers)
+        name = getattr(self.fn, "name", "")
+        if name != "forward" and (not name or name.startswith("_")):
             return
+        if self.ac or self.regime == "autocast":
+            return  # under autocast the next autocast op casts its inputs again: no boundary question
         items = v.items if v.kind == "tuple" else (v,)
         nodes = s.value.elts if isinstance(s.value, ast.Tuple) and len(s.value.elts) == len(items) else None
         if nodes is None and v.kind == "tuple":
