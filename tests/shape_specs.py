@@ -42,6 +42,13 @@ def _pair(hazard: str, case: ShapeCase) -> dict[str, ShapeCase]:
     return {hazard: case, twin: ShapeCase(case.spec, (), case.root, case.needs, case.unrunnable)}
 
 
+def _image_merge_inputs(t):
+    """Token ids with two image tokens (id 99) per row, and two image features per row."""
+    ids = t.randint(0, 98, (2, 6))
+    ids[:, 1:3] = 99
+    return ids, t.randn(2, 2, 24)
+
+
 TRANSFORMERS = ("transformers.activations", "transformers.pytorch_utils")
 DIFFUSERS = ("diffusers.models.activations",)
 TIMM = ("timm.layers",)
@@ -136,6 +143,10 @@ CASES: dict[str, ShapeCase] = {
         ("loaded",))),
     **_pair("outputs/sdpa_scatter_routed_tokens", ShapeCase(HarnessSpec(
         "RoutedAttentionBlock", dict(dim=32), x(2, 6, 32)), OUTSIDE_AUTOCAST)),
+    **_pair("outputs/index_mask_image_merge", ShapeCase(HarnessSpec(
+        "ImageTextMerger", dict(), make_inputs=lambda t: (_image_merge_inputs(t), {})), ("autocast",))),
+    **_pair("outputs/index_mask_image_merge::masked", ShapeCase(HarnessSpec(
+        "MaskedImageTextMerger", dict(), make_inputs=lambda t: (_image_merge_inputs(t), {})), ("autocast",))),
     # false-positive traps: clean files that must stay quiet
     "traps/fp_einsum_broadcast_gain": ShapeCase(HarnessSpec("ChannelGainMixer", dict(dim=32), x(2, 5, 32)), ()),
     "traps/scalepkg/block": ShapeCase(HarnessSpec("ScaleShiftStack", dict(), x(2, 5, 32)), ()),

@@ -31,6 +31,7 @@ class SinkDef:
     contract: str  # matmul | sdpa | half-only | equal | equal-dtypes (user) | strict (inferred)
     args: tuple[str, ...]
     positions: tuple[int, ...]
+    autocast: str = ""  # "casts": autocast casts the inputs to one dtype (no error there)
 
 
 class TorchAPI:
@@ -64,7 +65,11 @@ class TorchAPI:
         for s in data["sinks"]:
             args = tuple(s.get("args", ()))
             for n in s["names"]:
-                self.sinks[n] = SinkDef(n, s["contract"], args, tuple(range(len(args))))
+                self.sinks[n] = SinkDef(n, s["contract"], args, tuple(s.get("positions", range(len(args)))),
+                                        s.get("autocast", ""))
+
+        # nn modules whose forward argument must share the dtype of one of the module's tensors
+        self.module_sinks: dict[str, dict] = {m["class"]: m for m in data.get("module_sinks", ())}
 
         self.ecosystem: dict[str, EcoDef] = {}
         for e in data.get("ecosystem", ()):

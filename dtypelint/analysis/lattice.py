@@ -29,6 +29,9 @@ class Step:
     row: int
     col: int
     message: str
+    # what the step did, for rules that tell an author's explicit upcast ("cast") from a type
+    # promotion that widened a low-precision operand ("promote"); not part of equality
+    kind: str = field(default="", compare=False)
 
 
 @dataclass(eq=True, slots=True)
@@ -127,6 +130,8 @@ def promote(vals: list[Val]) -> tuple[Val | None, Val | None]:
             k = widest(kind, v.kind)
             if k != kind:
                 best, kind = v, k
+        if kind in ("int", "bool") and any(s.scalar_float for s in scalars):
+            return tensor("fp32", zdim=True), None  # a 0-dim int tensor ** 0.25: the default dtype, still 0-dim
         return tensor(kind, best.prov, zdim=True), best
     if scalars:
         return SCALAR, None

@@ -37,6 +37,7 @@ class AttrFact:
     recast: bool = False  # a method other than `__init__` converts it (`self.sub.float()`): dtype unknown
     items: tuple[tuple[Any, str, bool], ...] = ()  # (key, class, explicit fp32) of ModuleDict/Sequential/ModuleList
     elem_chain: tuple[str, ...] = ()  # the element of a ModuleList is an nn.Sequential of these classes
+    persistent: bool = True  # False: `register_buffer(..., persistent=False)` / `nn.Buffer(..., persistent=False)`
     expr: Any = field(default=None, compare=False, repr=False)  # the assigned expression ("other" values)
 
 
@@ -485,13 +486,23 @@ def _read_init(init, names: Names, filename: str, attrs: dict) -> None:
                             attrs[name_node.value] = AttrFact(
                                 name_node.value, "buffer" if f.attr == "register_buffer" else "param",
                                 d if is_t or d != "unknown" else "unknown", s, fp32=(d == "fp32"),
-                                row=call.lineno, col=call.col_offset + 1, filename=filename)
+                                row=call.lineno, col=call.col_offset + 1, filename=filename,
+                                persistent=not (f.attr == "register_buffer" and _non_persistent(call, 2)))
                 # `self.x.float()` / `self.x.to(torch.float32)` in __init__
                 if isinstance(f, ast.Attribute) and (f.attr == "float" or (f.attr == "to" and any(dtype_of_expr(a, names) == "fp32" for a in call.args))):
                     tgt = f.value
                     if isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name) and tgt.value.id == "self" and tgt.attr in attrs:
                         a = attrs[tgt.attr]
                         attrs[tgt.attr] = replace(a, dtype="fp32" if a.kind != "module" else a.dtype, fp32=True)
+
+
+def _non_persistent(call: ast.Call, position: int) -> bool:
+    """``persistent=False`` (keyword, or the positional argument at ``position``): the buffer is not in the
+    state dict, so a loader never sees it (keep lists do not apply to it)."""
+    node = next((k.value for k in call.keywords if k.arg == "persistent"), None)
+    if node is None and len(call.args) > position:
+        node = call.args[position]
+    return isinstance(node, ast.Constant) and node.value is False
 
 
 def _statements(body: list[ast.stmt]):
@@ -620,7 +631,8 @@ def _attr_fact(name: str, value: ast.AST, names: Names, local: dict[str, ast.AST
         if q and canonical_torch(q) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"):
             d, s, _ = classify_tensor(value, names, local)
             kind = "buffer" if q.endswith("Buffer") else "param"
-            return AttrFact(name, kind, d if d != "unknown" else "unknown", s, fp32=(d == "fp32"), row=row, col=col, filename=filename)
+            return AttrFact(name, kind, d if d != "unknown" else "unknown", s, fp32=(d == "fp32"), row=row, col=col,
+                            filename=filename, persistent=not _non_persistent(value, 1))
     if isinstance(value, (ast.Call, ast.IfExp, ast.Subscript)):
         mf = _module_fact(name, value, names, local, row, col, filename, previous)
         if mf is not None:

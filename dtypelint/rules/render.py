@@ -17,6 +17,8 @@ DEFAULTS = {
     "DTL107": ("fp16-silent-inf-constant", "warning"),
     "DTL108": ("fp16-eps-underflow", "warning"),
     "DTL109": ("fp16-reduction-overflow", "warning"),
+    "DTL114": ("module-boundary-dtype-leak", "warning"),
+    "DTL115": ("mixed-dtype-op-inputs", "error"),
 }
 
 

@@ -40,7 +40,8 @@ CPU_UNSUPPORTED = re.compile(r"not implemented for '(Half|BFloat16)'|Unsupported
                              r"does not support (Half|half|BFloat16|bfloat16)")
 DTYPE_ERROR = re.compile(
     r"dtype|scalar type|c10::Half|c10::BFloat16|\bHalf\b|\bBFloat16\b|FlashAttention only support|"
-    r"without overflow|must share|should be the same|result type \w+ can't be cast", re.IGNORECASE)
+    r"without overflow|must share|should be the same|result type \w+ can't be cast|"
+    r"to have the same type as tensor", re.IGNORECASE)
 
 
 @dataclass

@@ -93,6 +93,10 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+# findings whose claim is a silent float32 widening (not an error): a promotion recorded on any line of
+# their dataflow path (a private helper, the statement that built the returned value) reproduces them
+PROMOTION_CLAIMS = frozenset({"DTL114"})
+
 class Session:
     def __init__(self, job: ModuleJob):
         self.job = job
@@ -107,6 +111,10 @@ class Session:
         self.probe: dict[str, set[int]] = {}
         for f in self.by_key.values():
             self.probe.setdefault(os.path.realpath(f.path), set()).update(self.lines[f.key])
+            if f.code in PROMOTION_CLAIMS:
+                # the widening may happen in a helper or an earlier statement of the dataflow path
+                for p, r in f.steps:
+                    self.probe.setdefault(os.path.realpath(p), set()).add(r)
         self.compute = getattr(torch, job.compute_dtype)
         sources = [self.text(p) for p in {job.path, *(f.path for f in job.findings)}]
         self.stand_ins = any(k in t for t in sources for k in ("flash_attn", "xformers", "apex"))
@@ -331,6 +339,12 @@ class Session:
             for where in stack:
                 if tuple(self.to_original(fixes, where)) in steps:
                     return Attribution("path", evidence=evidence, where=self.to_original(fixes, where))
+        if finding.code in PROMOTION_CLAIMS:
+            # a finding whose claim *is* a silent widening: one on its dataflow path reproduces it
+            for evidence, stack in promotions:
+                for where in stack:
+                    if tuple(self.to_original(fixes, where)) in steps:
+                        return Attribution("path", evidence=evidence, where=self.to_original(fixes, where))
         if stacks:
             evidence, stack = stacks[0]
             return Attribution("elsewhere", evidence=evidence, where=self.to_original(fixes, stack[0]))

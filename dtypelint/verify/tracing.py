@@ -165,7 +165,10 @@ class PromotionProbe(TorchFunctionMode):
         k = self.watch.key(frame.f_code.co_filename)
         if k is None or frame.f_lineno not in self.lines.get(k, ()):
             return
-        tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.is_floating_point()]
+        from torch.utils._pytree import tree_leaves
+
+        # list arguments too: `torch.cat([registers, x])` promotes across the list
+        tensors = [a for a in tree_leaves((args, kwargs)) if isinstance(a, torch.Tensor) and a.is_floating_point()]
         low = [t for t in tensors if t.dtype in LOW]
         wide = [t for t in tensors if t.dtype == torch.float32 and t.dim() >= 1]
         if low and wide:

@@ -15,7 +15,7 @@ class KVCache(nn.Module):
     def update(self, k_new, v_new):
         self.k = torch.cat((self.k.to(k_new.dtype), k_new), dim=2)
         self.v = torch.cat((self.v.to(v_new.dtype), v_new), dim=2)
-        return self.k, self.v
+        return self.k, self.v  # expect: DTL114
 
 
 class CachedAttention(nn.Module):

@@ -150,6 +150,10 @@ class CallMixin:
         sink = api.sinks.get(q)
         if sink is not None:
             self.contract_sink(sink, n, args, kwargs)
+            if sink.autocast == "casts" and self.ac and api.torch_op(q) is not None:
+                # autocast casts the inputs to one dtype (grid_sample: the widest): the op's own transfer
+                return self.apply_op(api.torch_op(q), args[0] if args else None, args[1:], kwargs, n, self.short(q),
+                                     function=True)
             if sink.contract in ("matmul", "sdpa") and self.ac:
                 return self.lp_result()
             if sink.contract == "sdpa" and args:

@@ -361,7 +361,7 @@ class ExprMixin:
         if res.kind in ("fp32", "fp64") and any(v.is_float and not v.zdim and v.kind in ("low", "olp") for v in inputs):
             dn = dtype_name(res.kind, self.fa.compute)
             res = self.operand_hint(res, inputs, nodes)
-            return res.with_step(self.fa.step(n, f"`{what}` promotes the {self.fa.compute} operand to {dn} (type promotion to the widest input)"))
+            return res.with_step(self.fa.step(n, f"`{what}` promotes the {self.fa.compute} operand to {dn} (type promotion to the widest input)", "promote"))
         return res
 
     # -- attributes and subscripts --------------------------------------------------------

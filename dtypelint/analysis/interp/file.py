@@ -305,9 +305,9 @@ class FileAnalysis:
     def end(self, node: ast.AST) -> tuple[int, int]:
         return node.end_lineno, self.col(node.end_lineno, node.end_col_offset)
 
-    def step(self, node: ast.AST, message: str) -> Step:
+    def step(self, node: ast.AST, message: str, kind: str = "") -> Step:
         r, c = self.start(node)
-        return Step(self.filename, r, c, message)
+        return Step(self.filename, r, c, message, kind)
 
     def seg(self, node: ast.AST | None) -> str:
         if node is None:

@@ -89,6 +89,8 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
         self._chooser = None  # the frame whose statement this frame's expression belongs to
         self._pristine: State | None = None  # the state before the first alternative of this statement
         self.cur_stmt: ast.AST | None = None
+        self.entry_low = False  # a low-precision tensor was among the arguments (for return events)
+        self.entry_main = ""  # the first parameter bound to a low-precision tensor (the main input)
 
     # -- entry points -------------------------------------------------------------------
     def param_names(self) -> list[ast.arg]:
@@ -172,6 +174,9 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
 
     def run(self, env: dict[str, Val]) -> list[tuple[Val, tuple[Clause, ...]]]:
         """Interpret the body from ``env``; the returned values with the clauses of their paths."""
+        self.entry_low = any(v.kind in ("low", "olp") and not v.zdim for v in env.values())
+        self.entry_main = next((p.arg for p in self.param_names() if env.get(p.arg, UNKNOWN).kind in ("low", "olp")
+                                and not env[p.arg].zdim), "")
         ends = self.block(self.fn.body, [State(dict(env))], set())
         self.ends = ends
         for st in ends:  # falling off the end returns None
@@ -353,6 +358,7 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
             self.eval(s.value, env)
         elif isinstance(s, ast.Return):
             v = self.eval(s.value, env) if s.value is not None else NONE
+            self.return_sink(s, v)
             self.returns.append((v, self.current_clauses()))
             return False
         elif isinstance(s, ast.Raise):

@@ -149,10 +149,12 @@ class ModuleMixin:
             return tensor("low", zdim=zdim)
         # loaded
         path = f"{self.self_path}.{fact.name}" if self.self_path else fact.name
-        reason = self.self_kept or (self.fa.kept_reason(self.cls, path, False) if self.cls is not None else "")
+        # keep lists match the state dict's names: a non-persistent buffer is not loaded, so not kept
+        listed = fact.persistent and self.cls is not None
+        reason = self.self_kept or (self.fa.kept_reason(self.cls, path, False) if listed else "")
         if reason:
             return src(f"kept in float32 when loaded ({reason})")
-        if self.cls is not None and self.fa.maybe_kept(self.cls, path, False):
+        if listed and self.fa.maybe_kept(self.cls, path, False):
             return UNKNOWN
         if fact.fp32 or d == "fp64":
             return src("it is created with an explicit float32 dtype / `.float()` in `__init__`, which loading keeps")
@@ -310,7 +312,7 @@ class ModuleMixin:
         if eco is not None:
             return self.ecosystem_module_call(eco, ref, n, x)
         if ref.cls.startswith("torch.nn."):
-            return self.nn_module_call(ref, n, x, args)
+            return self.nn_module_call(ref, n, x, args, kwargs)
         _, facts, cfa = self.fa.class_by_qname(ref.cls)
         if facts is None:
             return UNKNOWN
@@ -330,7 +332,7 @@ class ModuleMixin:
             return self.linear_call(ref, n, x, f"{label}")
         return UNKNOWN
 
-    def nn_module_call(self, ref: ModuleRef, n: ast.Call, x: Val, args) -> Val:
+    def nn_module_call(self, ref: ModuleRef, n: ast.Call, x: Val, args, kwargs=None) -> Val:
         kind = self.api.module_kind.get(ref.cls[len("torch.nn."):])
         cname = "nn." + ref.cls[len("torch.nn."):]
         if kind == "linear":
@@ -350,7 +352,9 @@ class ModuleMixin:
         if kind == "keep":
             return x
         if kind == "embedding":
-            return self.module_param(ref, "weight", n)
+            w = self.module_param(ref, "weight", n)
+            self.module_arg_sink(ref, n, w, list(args), kwargs or {})
+            return w
         if ref.chain and ref.cls == "torch.nn.Sequential":
             self.loaded_differs()
             out = x

@@ -30,6 +30,7 @@ INDEX_FAMILY = {
 }
 # ops where the float16 range rules look at the operand: eps guards, sums of squares, constant tensors
 FP16_RANGE_OPS = EPS_CONSUMERS | SQUARE_REDUCERS | VARIANCES | {"tensor", "as_tensor", "new_tensor"}
+CLAMPS = frozenset({"clamp", "clamp_min", "clamp_max", "clip"})
 REDUCTIONS = ("mean", "max", "min", "amax", "amin", "std", "var", "norm")
 
 
@@ -69,7 +70,7 @@ class OpsMixin:
             t = args[0] if args else UNKNOWN
             if t.is_tensor:
                 if t.kind in ("fp32", "fp64") and x.kind != t.kind:
-                    return tensor(t.kind, t.prov + (self.fa.step(n, f"`{self.fa.seg(n)}` casts to {dtype_name(t.kind, self.fa.compute)}"),), zdim=x.zdim)
+                    return tensor(t.kind, t.prov + (self.fa.step(n, f"`{self.fa.seg(n)}` casts to {dtype_name(t.kind, self.fa.compute)}", "cast"),), zdim=x.zdim)
                 return replace(t, zdim=x.zdim)
             return CAST_UNKNOWN
         ed = self.explicit_dtype(kwargs)
@@ -95,7 +96,7 @@ class OpsMixin:
         # explicit dtype= wins (softmax(..., dtype=torch.float32), sum(dtype=...))
         if ed is not None and ed.const:
             if ed.const in ("fp32", "fp64"):
-                return tensor(ed.const, (self.fa.step(n, f"`{self.fa.seg(n.func)}(..., dtype={dtype_name(ed.const, self.fa.compute)})` returns {dtype_name(ed.const, self.fa.compute)}"),))
+                return tensor(ed.const, (self.fa.step(n, f"`{self.fa.seg(n.func)}(..., dtype={dtype_name(ed.const, self.fa.compute)})` returns {dtype_name(ed.const, self.fa.compute)}", "cast"),))
             return tensor(ed.const)
         if kwargs.get("dtype", NONE).kind != "none":
             return CAST_UNKNOWN  # `dtype=` a dtype the analysis does not know (`dtype=saved_dtype`): the author chose it
@@ -124,6 +125,16 @@ class OpsMixin:
             if res is not None:
                 return self.promotion_step(res, all_in, n, opname, self.operand_nodes(n, function, all_in))
             return x if x.is_tensor else UNKNOWN
+        if op in CLAMPS and not op.endswith("_"):
+            # a dim>=1 tensor bound takes part in type promotion: `h.clamp(min=fp32_tensor)` is float32 (facts §2.1)
+            given = list(zip(args, n.args[1 if function else 0:])) + [
+                (kwargs[k.arg], k.value) for k in n.keywords if k.arg in ("min", "max") and k.arg in kwargs]
+            bounds = [(v, nd) for v, nd in given if v.is_tensor and not v.zdim]
+            if bounds and x.is_tensor:
+                res, _ = promote([x] + [v for v, _ in bounds])
+                recv = n.args[0] if function and n.args else (n.func.value if isinstance(n.func, ast.Attribute) else None)
+                return self.promotion_step(res, [x] + [v for v, _ in bounds], n, opname,
+                                           [recv] + [nd for _, nd in bounds]) if res is not None else UNKNOWN
         if op in api.keep or op in api.ac_lp or op in api.ac_fp32 or op in api.ac_fp32_opt:
             # the op keeps the dtype of its source: the receiver / first argument (not an index)
             return x if (x.is_tensor or is_cast_unknown(x)) else UNKNOWN
@@ -156,7 +167,7 @@ class OpsMixin:
         c = self.api.casts[op]
         kind = self.dtype_kind(c) if c in ("float16", "bfloat16") else c
         if kind in ("fp32", "fp64"):
-            return tensor(kind, x.prov + (self.fa.step(n, f"`{self.fa.seg(n.func)}()` casts to {dtype_name(kind, self.fa.compute)}"),), zdim=x.zdim)
+            return tensor(kind, x.prov + (self.fa.step(n, f"`{self.fa.seg(n.func)}()` casts to {dtype_name(kind, self.fa.compute)}", "cast"),), zdim=x.zdim)
         return tensor(kind, zdim=x.zdim)
 
     def to_op(self, op: str, x: Val, args: list[Val], kwargs: dict[str, Val], n: ast.Call) -> Val:
@@ -186,7 +197,7 @@ class OpsMixin:
         if kind in ("fp32", "fp64"):
             if x.kind == kind:
                 return x
-            return tensor(kind, target.prov + (fa.step(n, f"`{fa.seg(n)}` casts to {dtype_name(kind, fa.compute)}"),),
+            return tensor(kind, target.prov + (fa.step(n, f"`{fa.seg(n)}` casts to {dtype_name(kind, fa.compute)}", "cast"),),
                           zdim=x.zdim, kept=target.kept, hint=target.hint)
         return tensor(kind, zdim=x.zdim)
 
@@ -197,7 +208,7 @@ class OpsMixin:
         cd = fa.compute
         if ed is not None:
             if ed.const in ("fp32", "fp64"):
-                return tensor(ed.const, ed.prov + (fa.step(n, f"`{fa.seg(n.func)}(..., dtype={dtype_name(ed.const, cd)})` allocates {dtype_name(ed.const, cd)}"),))
+                return tensor(ed.const, ed.prov + (fa.step(n, f"`{fa.seg(n.func)}(..., dtype={dtype_name(ed.const, cd)})` allocates {dtype_name(ed.const, cd)}", "cast"),))
             return tensor(ed.const) if ed.const else UNKNOWN
         if "dtype" in kwargs:
             return UNKNOWN
@@ -209,10 +220,11 @@ class OpsMixin:
             if op == "full" and not vals:
                 vals = [kwargs.get("fill_value", UNKNOWN)]
             kinds = self.data_kind(vals)
+            empty = op == "full" and self.is_empty_shape(n)  # `torch.full((), n)`: 0-dim
             if kinds == "int":
-                return tensor("int")
+                return tensor("int", zdim=empty)
             if kinds == "bool":
-                return tensor("bool")
+                return tensor("bool", zdim=empty)
             if kinds is None and op == "full":
                 return UNKNOWN
             if kinds is None and op in self.api.arange_like:
@@ -285,7 +297,7 @@ class OpsMixin:
                 return UNKNOWN
             if res.kind in ("fp32", "fp64") and any(v.kind in ("low", "olp") for v in all_in if v.is_tensor and not v.zdim):
                 res = self.operand_hint(res, all_in, self.operand_nodes(n, function, all_in))
-                return res.with_step(self.fa.step(n, f"`{opname}` is an autocast \"promote\" op: it runs in the widest input dtype, float32"))
+                return res.with_step(self.fa.step(n, f"`{opname}` is an autocast \"promote\" op: it runs in the widest input dtype, float32", "promote"))
             return res
         return None
 

@@ -30,7 +30,7 @@ class SinkMixin:
         env = self.cur_env if self.cur_env else self.state.env
         kinds = {o.val.kind for o in operands if o.val.is_float and not o.val.zdim}
         # only an event that may become a finding needs the environment (to spell a fix)
-        worth = len(kinds) > 1 or kind in ("residual", "fill", "constant", "eps") or (kind == "half-only" and kinds & {"fp32", "fp64"})
+        worth = len(kinds) > 1 or kind in ("residual", "fill", "constant", "eps") or (kind in ("half-only", "return") and kinds & {"fp32", "fp64"})
         event = SinkEvent(kind, self.regime, n, sink, tuple(operands), self.ac, self.current_cond(),
                           Scope(self, env if worth else {}), self.root, self.depth, id(self.cur_stmt), detail)
         self.fa.record(event)
@@ -58,9 +58,27 @@ class SinkMixin:
                 if eq is not None and not self.contracts(eq):
                     return  # a broadcast multiply: it promotes instead of raising
         kind = {"matmul": "matmul", "sdpa": "sdpa", "equal": "equal", "equal-dtypes": "equal",
-                "half-only": "half-only"}.get(sink.contract)
-        if kind is not None:
+                "half-only": "half-only", "equal-op": "equal-op"}.get(sink.contract)
+        if kind == "equal-op":
+            self.emit(kind, n, self.fa.seg(n.func), ops, autocast=sink.autocast)
+        elif kind is not None:
             self.emit(kind, n, short, ops)
+
+    def module_arg_sink(self, ref, n: ast.Call, w: Val, args: list[Val], kwargs: dict[str, Val]) -> None:
+        """A module whose forward argument must have the dtype of one of its tensors (``nn.EmbeddingBag``'s
+        ``per_sample_weights`` and its table), as the API table's ``module_sinks`` say."""
+        spec = self.api.module_sinks.get(ref.cls[len("torch.nn."):]) if ref.cls.startswith("torch.nn.") else None
+        if spec is None:
+            return
+        pos, name = spec["position"], spec["arg"]
+        node = n.args[pos] if pos < len(n.args) and not any(isinstance(a, ast.Starred) for a in n.args) else \
+            next((k.value for k in n.keywords if k.arg == name), None)
+        if node is None:
+            return
+        v = args[pos] if pos < len(n.args) else kwargs.get(name, Val("unknown"))
+        self.emit(spec["contract"], n, f"{ref.text}(...)", [Operand(f"{ref.text}.{spec['with']}", w, None),
+                                                            Operand(None, v, node, self.fa)],
+                  autocast=spec.get("autocast", ""))
 
     def strict_sink(self, n: ast.Call, ops: list[Operand], fname: str, params: tuple[str, ...], where: str) -> None:
         self.emit("strict", n, f"{fname}()", ops, callee=fname, params=params, where=where)
@@ -77,10 +95,46 @@ class SinkMixin:
         dest = self.eval(target.value, env)
         idx = self.eval(target.slice, env)
         idx_items = idx.items if idx.kind == "tuple" else (idx,)
-        advanced = any(i.kind in ("int", "bool") and not i.zdim for i in idx_items) or isinstance(target.slice, ast.List)
+        advanced = any(i.kind in ("int", "bool") and not i.zdim for i in idx_items) or isinstance(target.slice, ast.List) \
+            or self.is_mask_index(target.slice, env)
         if advanced:
             self.index_sink(target, f"{self.fa.seg(target)} = ...", dest, v, target.value, value_node,
                             "`x[idx] = v` with a tensor index is `index_put_`")
+
+    def is_mask_index(self, node: ast.AST, env: dict[str, Val], depth: int = 0) -> bool:
+        """``x[input_ids == image_token_id] = v``: an element-wise comparison of a tensor (a bool mask, so
+        ``index_put_``), also combined with ``&``/``|``/``~`` or through a local assigned only such masks.
+        Comparisons of known Python values (``x[i == 0]``) are not masks."""
+        if depth > 4:
+            return False
+        if isinstance(node, ast.Compare):
+            if not all(isinstance(op, (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops):
+                return False
+            sides = [node.left] + list(node.comparators)
+            vals = [self.eval(x, env) for x in sides]
+            if any(v.kind in ("str", "none", "dtype") for v in vals):
+                return False
+            return any(v.is_tensor or (v.kind == "unknown" and not self.python_annotated(x)) for x, v in zip(sides, vals))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)):
+            return self.is_mask_index(node.left, env, depth + 1) or self.is_mask_index(node.right, env, depth + 1)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
+            return self.is_mask_index(node.operand, env, depth + 1)
+        if isinstance(node, ast.Name):
+            values = [a.value for a in ast.walk(self.fn) if isinstance(a, ast.Assign)
+                      and any(isinstance(t, ast.Name) and t.id == node.id for t in a.targets)]
+            return bool(values) and all(self.is_mask_index(v, env, depth + 1) for v in values)
+        return False
+
+    def python_annotated(self, node: ast.AST) -> bool:
+        """A parameter annotated as a Python scalar (``step: int``): never a tensor."""
+        if not isinstance(node, ast.Name):
+            return False
+        args = getattr(self.fn, "args", None)
+        for a in (list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)) if args else ():
+            if a.arg == node.id and a.annotation is not None:
+                text = ast.unparse(a.annotation)
+                return "Tensor" not in text and any(t in text for t in ("int", "float", "bool", "str"))
+        return False
 
     def fill_sink(self, op: str, recv: Val | None, args: list[Val], kwargs: dict[str, Val], n: ast.Call,
                   function: bool) -> None:
@@ -106,6 +160,28 @@ class SinkMixin:
         dest = Val(kind) if kind else Val("unknown")
         self.emit("fill", n, op, [Operand(None, Val("scalar"), v, self.fa) for v in value_nodes],
                   dest=dest, dest_node=dest_node, op=op)
+
+    def return_sink(self, s: ast.Return, v: Val) -> None:
+        """What a function returns (each tensor of a returned tuple), for rules on the dtype at a module
+        boundary.  Emitted where a returned tensor is wider than the compute dtype, and in a caller's
+        context wherever the returned dtypes are known (a caller passing float32 makes a float32 result fine)."""
+        if not self.report or s.value is None or self.cls is None:
+            return  # only a module's methods are boundaries (module-level functions are helpers)
+        name = getattr(self.fn, "name", "")
+        if name != "forward" and (not name or name.startswith("_")):
+            return
+        if self.ac or self.regime == "autocast":
+            return  # under autocast the next autocast op casts its inputs again: no boundary question
+        items = v.items if v.kind == "tuple" else (v,)
+        nodes = s.value.elts if isinstance(s.value, ast.Tuple) and len(s.value.elts) == len(items) else None
+        if nodes is None and v.kind == "tuple":
+            return
+        ops = [Operand(None, item, nodes[i] if nodes is not None else s.value, self.fa) for i, item in enumerate(items)]
+        wide = any(o.val.kind in ("fp32", "fp64") and not o.val.zdim for o in ops)
+        if not ops or not (wide or (self.depth > 0 and any(o.val.is_float for o in ops))):
+            return
+        self.emit("return", s.value, getattr(self.fn, "name", "lambda"), ops, fn=self.fn, cls=self.cls,
+                  entry_low=self.entry_low, main=self.entry_main)
 
     def residual_check(self, n: ast.AST, a: Val, b: Val, ln, rn) -> bool:
         """A kept module's float32 output added to the low-precision residual stream (``y + f(y)``)."""

@@ -19,7 +19,7 @@ class ScaledExpert(nn.Module):
         self.out_scale = nn.Parameter(torch.ones(dim, dtype=torch.float32))
 
     def forward(self, x):
-        return self.down(F.silu(self.up(x))) * self.out_scale.to(x.dtype)
+        return self.down(F.silu(self.up(x))) * self.out_scale.to(x.dtype)  # expect: DTL114
 
 
 class SparseExperts(nn.Module):
