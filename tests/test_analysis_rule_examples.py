@@ -17,7 +17,7 @@ from analysis_helpers import lint_text
 
 RULES = Path(__file__).resolve().parent.parent / "rules"
 CASES = []
-for code in ("DTL101", "DTL102", "DTL103", "DTL104", "DTL105", "DTL106"):
+for code in ("DTL101", "DTL102", "DTL103", "DTL104", "DTL105", "DTL106", "DTL110", "DTL111", "DTL112", "DTL113"):
     data = tomllib.loads((RULES / f"{code}.toml").read_text())
     for i, ex in enumerate(data.get("invalid", [])):
         CASES.append((code, "invalid", i, ex))

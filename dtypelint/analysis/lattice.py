@@ -29,6 +29,9 @@ class Step:
     row: int
     col: int
     message: str
+    # what kind of float32 source this step is, for rules that classify by provenance:
+    # factory | table | upcast | softmax | island | promoted ('' for ordinary steps)
+    origin: str = ""
 
 
 @dataclass(eq=True, slots=True)

@@ -16,6 +16,10 @@ from dtypelint.rules import (
     dtl104_fp32_module_output_in_residual,
     dtl105_mixed_dtype_index_put,
     dtl106_fp16_overflow_constant,
+    dtl110_default_dtype_factory,
+    dtl111_fp32_position_table,
+    dtl112_fp32_island,
+    dtl113_fp32_softmax_meets_low,
 )
 
 RULES = {m.CODE: m for m in (
@@ -25,6 +29,10 @@ RULES = {m.CODE: m for m in (
     dtl104_fp32_module_output_in_residual,
     dtl105_mixed_dtype_index_put,
     dtl106_fp16_overflow_constant,
+    dtl110_default_dtype_factory,
+    dtl111_fp32_position_table,
+    dtl112_fp32_island,
+    dtl113_fp32_softmax_meets_low,
 )}
 RULE_CODES = tuple(RULES)
 

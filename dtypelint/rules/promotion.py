@@ -1,0 +1,71 @@
+"""The judgement DTL110-DTL113 share: an activation promoted to float32 by an elementwise op.
+
+The interpreter emits a ``promote`` event where an elementwise op (``*``, ``+``, ``cat``,
+``where``, ...) mixes a low-precision activation with a dim>=1 float32 operand.  The rules
+differ only in where that float32 operand came from (the latest tagged step of its
+provenance: a default-dtype factory, a position table, an fp32 module island, a softmax
+computed in float32).  A promotion is a finding only when its result goes on in float32:
+one that is cast back later (``.to(x.dtype)``, written into a low-precision tensor, fed to
+an autocast matmul) is a deliberate fp32 island, one that reaches an equal-dtype sink (or
+DTL104's residual add) is already that event's finding, and one whose trail the analysis
+loses (an unknown callee) makes no claim.  It must be returned in float32 by an entry
+function (a forward, a public helper): that is where the caller meets it.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from dtypelint.analysis.fates import last_origin
+from dtypelint.analysis.lattice import dtype_name
+from dtypelint.rules.base import Finding
+
+
+def split(e):
+    """(float32 operands, low-precision activation operands) of a ``promote`` event."""
+    n = e.detail.get("wide", 1)
+    return list(e.operands[:n]), list(e.operands[n:])
+
+
+def origin_operand(e, origins: tuple[str, ...]):
+    """The float32 operand whose provenance starts at one of ``origins``, and the first activation;
+    None when the result is cast back or reaches a sink, or the float32 came from elsewhere."""
+    wides, lows = split(e)
+    if not lows or e.scope.fa.fates.of(e.detail["step"]) != "escape":
+        return None
+    for w in wides:
+        if w.node is not None and last_origin(w.val.prov) in origins:
+            return w, lows[0]
+    return None
+
+
+def message(e, wide, low, what: str) -> str:
+    cd = e.scope.compute
+    wn, ln = dtype_name(wide.val.kind, cd), dtype_name(low.val.kind, cd)
+    return (f"`{wide.label}` ({wn}, {what}) meets the {ln} activation `{low.label}` at `{e.sink}` in the {{regimes}}: "
+            f"the result is promoted to {wn} and returned without a cast back (activation memory doubles and the "
+            f"caller gets {wn})")
+
+
+def cast_at_use(e, wide, low, applicability: str = "safe"):
+    """Cast the float32 operand to the activation's dtype where it meets the activation."""
+    scope = e.scope
+    anchor = scope.anchor(low.node)
+    if wide.node is None:
+        return None
+    if anchor is not None:
+        target = f"{scope.seg(anchor)}.dtype"
+    else:
+        # `rotate_half(k) * sin`: prefer a tensor named inside the activation's expression (`k.dtype`)
+        in_scope = scope.dtype_in_scope(low.val.kind)
+        inside = [f"{n.id}.dtype" for n in ast.walk(low.node) if isinstance(n, ast.Name)]
+        named = [t for t in inside if t in in_scope]
+        if not in_scope:
+            return None
+        target = named[0] if named else in_scope[0]
+    return (applicability, f"Cast `{wide.label}` to `{target}` where it meets `{low.label}`",
+            [(wide.node, "cast", target)])
+
+
+def finding(code: str, e, wide, low, what: str, sink_step: str, fix) -> Finding:
+    return Finding(code, e, message(e, wide, low, what), wide.val.prov, sink_step, fix)
