@@ -55,11 +55,12 @@ CASES = [
     # (fixture, class, constructor kwargs, inputs, regimes where the output is float32)
     ("dtl110_default_dtype_state", "StreamingConvBlock", dict(hidden_size=16), f16(2, 5, 16), ("half", "loaded")),
     ("dtl110_default_dtype_state", "SmoothedGate", dict(hidden_size=16), f16(2, 5, 16), ("half", "loaded")),
+    ("dtl110_default_dtype_state", "LayerScaleMLP", dict(hidden_size=16), f16(2, 5, 16), ("half", "loaded")),
     ("dtl111_rotary_timestep_tables", "RotarySelfAttention", dict(hidden_size=32, num_heads=4), f16(2, 6, 32),
      ("half", "loaded")),
     ("dtl111_rotary_timestep_tables", "DiTBlock", dict(hidden_size=16),
      lambda: (torch.randn(2, 5, 16, dtype=torch.float16), torch.tensor([3, 700])), ("half", "loaded")),
-    ("dtl112_fp32_islands", "AdaLayerNormZero", dict(hidden_size=16, cond_size=8),
+    ("dtl112_fp32_islands", "AdaLayerNormZero", dict(hidden_size=16, cond_dim=8),
      lambda: (torch.randn(2, 5, 16, dtype=torch.float16), torch.randn(2, 8, dtype=torch.float16)), ("loaded",)),
     ("dtl112_fp32_islands", "RoutedExpertMix", dict(hidden_size=16, num_experts=4), f16(2, 5, 16), ("loaded",)),
     ("dtl112_fp32_islands", "ConditionedBlock", dict(hidden_size=16),

@@ -29,6 +29,7 @@ class Fates:
         self._cast: set[Step] = set()  # roots of classes a cast back reached
         self._sunk: set[Step] = set()  # roots of classes that reached a sink with a dtype contract
         self._escaped: set[Step] = set()  # roots of classes returned by an entry function (module output)
+        self._events: dict[Step, list] = {}  # promotion step -> its `promote` events (every regime and root)
 
     def _root(self, s: Step) -> Step:
         r = s
@@ -65,6 +66,15 @@ class Fates:
     def reach_sink(self, prov) -> None:
         for s in self.promoted(prov):
             self._sunk.add(self._root(s))
+
+    def add_event(self, step: Step, event) -> None:
+        self._events.setdefault(step, []).append(event)
+
+    def together(self, step: Step) -> list:
+        """The `promote` events of every promotion that shares ``step``'s fate (``q * cos`` and
+        ``rotate_half(q) * sin`` summed into one value): one hazard, which one finding should name."""
+        r = self._root(step)
+        return [e for s, evs in self._events.items() if self._root(s) == r for e in evs]
 
     def escape(self, prov) -> None:
         for s in self.promoted(prov):

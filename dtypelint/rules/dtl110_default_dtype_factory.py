@@ -2,29 +2,27 @@
 
 from __future__ import annotations
 
-from dtypelint.rules.promotion import cast_at_use, finding, origin_operand
+from dtypelint.rules import promotion
 
 CODE = "DTL110"
 KINDS = ("promote",)
 CONTEXT_CHECKED = False
 
 
-def judge(e):
-    found = origin_operand(e, ("factory",))
-    if found is None:
-        return None
-    wide, low = found
-    fix = None
+def add_dtype(e, wide, low):
+    """``dtype=<activation>.dtype`` (and ``device=`` when the call names none) on the factory, where an
+    activation's dtype was in scope at the call; otherwise a cast where the tensor meets the activation."""
     h = wide.val.hint
-    if h is not None and h[0] == "alloc" and h[3] == id(e.scope.fa):
-        dt = h[2][0]
-        call = h[1]
-        arg = dt
-        if dt.endswith(".dtype") and not any(k.arg == "device" for k in call.keywords):
-            arg = f"{dt}, device={dt[:-len('.dtype')]}.device"
-        fix = ("safe", f"Add `dtype={arg}` to `{e.scope.seg(call.func)}(...)`", [(call, "dtype", arg)])
-    else:
-        fix = cast_at_use(e, wide, low)
-    return finding(CODE, e, wide, low, "made without `dtype=`, so in the default dtype",
-                   "the default-dtype tensor promotes the activation to float32 (type promotion to the widest input)",
-                   fix)
+    if h is None or h[0] != "alloc" or h[3] != id(e.scope.fa):
+        return promotion.cast_at_use(e, wide, low)
+    dt, call = h[2][0], h[1]
+    arg = dt
+    if dt.endswith(".dtype") and not any(k.arg == "device" for k in call.keywords):
+        arg = f"{dt}, device={dt[:-len('.dtype')]}.device"
+    return f"Add `dtype={arg}` to `{e.scope.seg(call.func)}(...)`", [(call, "dtype", arg)]
+
+
+def judge(e):
+    return promotion.judge(CODE, e, ("factory",), "made without `dtype=`, so in the default dtype",
+                           "the default-dtype tensor promotes the activation to float32 (type promotion to the "
+                           "widest input)", "safe", add_dtype)

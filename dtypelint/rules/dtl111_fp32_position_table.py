@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dtypelint.rules.promotion import cast_at_use, finding, origin_operand
+from dtypelint.rules import promotion
 
 CODE = "DTL111"
 KINDS = ("promote",)
@@ -10,10 +10,6 @@ CONTEXT_CHECKED = False
 
 
 def judge(e):
-    found = origin_operand(e, ("table",))
-    if found is None:
-        return None
-    wide, low = found
-    return finding(CODE, e, wide, low, "a position table built in float32",
-                   "the float32 table is applied to the activation without a cast back: the activation becomes float32",
-                   cast_at_use(e, wide, low))
+    return promotion.judge(CODE, e, ("table",), "a position table built in float32",
+                           "the float32 table is applied to the activation without a cast back: the activation "
+                           "becomes float32", "safe")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dtypelint.rules.promotion import cast_at_use, finding, origin_operand
+from dtypelint.rules import promotion
 
 CODE = "DTL113"
 KINDS = ("promote",)
@@ -10,10 +10,5 @@ CONTEXT_CHECKED = False
 
 
 def judge(e):
-    found = origin_operand(e, ("softmax",))
-    if found is None:
-        return None
-    wide, low = found
-    return finding(CODE, e, wide, low, "a softmax computed in float32",
-                   "the float32 softmax meets a low-precision activation without a cast back",
-                   cast_at_use(e, wide, low))
+    return promotion.judge(CODE, e, ("softmax",), "a softmax computed in float32",
+                           "the float32 softmax meets a low-precision activation without a cast back", "safe")

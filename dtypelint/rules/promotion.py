@@ -10,6 +10,10 @@ an autocast matmul) is a deliberate fp32 island, one that reaches an equal-dtype
 DTL104's residual add) is already that event's finding, and one whose trail the analysis
 loses (an unknown callee) makes no claim.  It must be returned in float32 by an entry
 function (a forward, a public helper): that is where the caller meets it.
+
+Promotions whose results are combined (``q * cos + rotate_half(q) * sin``) are one hazard:
+one finding at the first of them, whose fix casts at every one (a fix at one site alone
+would leave the value float32).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ def split(e):
 
 def origin_operand(e, origins: tuple[str, ...]):
     """The float32 operand whose provenance starts at one of ``origins``, and the first activation;
-    None when the result is cast back or reaches a sink, or the float32 came from elsewhere."""
+    None unless the promoted result is returned in float32 (see the module docstring)."""
     wides, lows = split(e)
     if not lows or e.scope.fa.fates.of(e.detail["step"]) != "escape":
         return None
@@ -39,16 +43,8 @@ def origin_operand(e, origins: tuple[str, ...]):
     return None
 
 
-def message(e, wide, low, what: str) -> str:
-    cd = e.scope.compute
-    wn, ln = dtype_name(wide.val.kind, cd), dtype_name(low.val.kind, cd)
-    return (f"`{wide.label}` ({wn}, {what}) meets the {ln} activation `{low.label}` at `{e.sink}` in the {{regimes}}: "
-            f"the result is promoted to {wn} and returned without a cast back (activation memory doubles and the "
-            f"caller gets {wn})")
-
-
-def cast_at_use(e, wide, low, applicability: str = "safe"):
-    """Cast the float32 operand to the activation's dtype where it meets the activation."""
+def cast_at_use(e, wide, low):
+    """Edits casting the float32 operand to the activation's dtype where it meets the activation."""
     scope = e.scope
     anchor = scope.anchor(low.node)
     if wide.node is None:
@@ -63,9 +59,42 @@ def cast_at_use(e, wide, low, applicability: str = "safe"):
         if not in_scope:
             return None
         target = named[0] if named else in_scope[0]
-    return (applicability, f"Cast `{wide.label}` to `{target}` where it meets `{low.label}`",
-            [(wide.node, "cast", target)])
+    return f"Cast `{wide.label}` to `{target}` where it meets `{low.label}`", [(wide.node, "cast", target)]
 
 
-def finding(code: str, e, wide, low, what: str, sink_step: str, fix) -> Finding:
-    return Finding(code, e, message(e, wide, low, what), wide.val.prov, sink_step, fix)
+def judge(code: str, e, origins: tuple[str, ...], what: str, sink_step: str, applicability: str,
+          fix_for=cast_at_use):
+    """The finding for a promotion of one of ``origins`` (None for the other members of its group)."""
+    found = origin_operand(e, origins)
+    if found is None:
+        return None
+    group = {id(g.node): g for g in e.scope.fa.fates.together(e.detail["step"])
+             if origin_operand(g, origins) is not None}
+    group[id(e.node)] = e
+    members = sorted(group.values(), key=lambda g: (g.node.lineno, g.node.col_offset)) or [e]
+    if members[0].node is not e.node:
+        return None  # reported once, at the group's first promotion
+    wide, low = found
+    fixes = [fix_for(g, *origin_operand(g, origins)) for g in members]
+    fix = None
+    if all(f is not None for f in fixes):
+        edits, seen = [], set()
+        for _, items in fixes:
+            for item in items:
+                key = (id(item[0]), item[1], item[2])
+                if key not in seen:
+                    seen.add(key)
+                    edits.append(item)
+        titles = list(dict.fromkeys(t for t, _ in fixes))
+        fix = (applicability, "; ".join(titles[:1]) + (f" (and {len(titles) - 1} more)" if len(titles) > 1 else ""),
+               edits)
+    cd = e.scope.compute
+    wn, ln = dtype_name(wide.val.kind, cd), dtype_name(low.val.kind, cd)
+    more = ""
+    if len(members) > 1:
+        rows = ", ".join(str(g.node.lineno) for g in members[1:])
+        more = f", and the same value is promoted again at line{'s' if len(members) > 2 else ''} {rows}"
+    msg = (f"`{wide.label}` ({wn}, {what}) meets the {ln} activation `{low.label}` at `{e.sink}` in the {{regimes}}"
+           f"{more}: the result is promoted to {wn} and returned without a cast back (activation memory doubles "
+           f"and the caller gets {wn})")
+    return Finding(code, e, msg, wide.val.prov, sink_step, fix)

@@ -165,7 +165,8 @@ class PromotionProbe(TorchFunctionMode):
         k = self.watch.key(frame.f_code.co_filename)
         if k is None or frame.f_lineno not in self.lines.get(k, ()):
             return
-        tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.is_floating_point()]
+        flat = [b for a in (*args, *kwargs.values()) for b in (a if isinstance(a, (list, tuple)) else (a,))]
+        tensors = [a for a in flat if isinstance(a, torch.Tensor) and a.is_floating_point()]  # cat([lp, fp32])
         low = [t for t in tensors if t.dtype in LOW]
         wide = [t for t in tensors if t.dtype == torch.float32 and t.dim() >= 1]
         if low and wide:

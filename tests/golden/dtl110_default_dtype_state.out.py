@@ -8,11 +8,6 @@ import torch
 import torch.nn as nn
 
 
-def layer_scale(h, init=1.0):
-    gamma = torch.full((h.shape[-1],), init, device=h.device, dtype=h.dtype)
-    return h * gamma  # expect: DTL110
-
-
 class StreamingConvBlock(nn.Module):
     def __init__(self, hidden_size, kernel_size=4):
         super().__init__()
@@ -39,5 +34,17 @@ class SmoothedGate(nn.Module):
         g = self.gate(x)
         taps = torch.tensor([0.25, 0.5, 0.25], device=g.device)
         weights = g * taps.to(g.dtype)  # expect: DTL110
-        v = layer_scale(self.value(x))
-        return v * weights.sum(-1, keepdim=True)
+        return self.value(x) * weights.sum(-1, keepdim=True)
+
+
+class LayerScaleMLP(nn.Module):
+    def __init__(self, hidden_size):
+        super().__init__()
+        self.fc = nn.Linear(hidden_size, hidden_size)
+
+    def layer_scale(self, h, init=1.0):
+        gamma = torch.full((h.shape[-1],), init, device=h.device, dtype=h.dtype)
+        return h * gamma  # expect: DTL110
+
+    def forward(self, x):
+        return self.layer_scale(torch.relu(self.fc(x)))

@@ -1,8 +1,8 @@
 """Rotary and timestep tables computed in float32 and applied to float16 activations (DTL111).
 
-The rotary module returns its float32 cos/sin without `.to(x.dtype)`, so `apply_rotary_pos_emb` turns q and k
-float32; the DiT block adds a float32 sinusoidal timestep embedding to its hidden states.  In every regime
-the activations leave these ops in float32.
+The rotary module returns its float32 cos/sin without `.to(x.dtype)`, so `apply_rotary_pos_emb` turns the
+stacked q and k float32; the DiT block adds a float32 sinusoidal timestep embedding to its hidden states.
+In every regime the activations leave these ops in float32.
 """
 import math
 
@@ -13,12 +13,6 @@ import torch.nn as nn
 def rotate_half(x):
     x1, x2 = x.chunk(2, dim=-1)
     return torch.cat((-x2, x1), dim=-1)
-
-
-def apply_rotary_pos_emb(q, k, cos, sin):
-    q_embed = (q * cos.to(q.dtype)) + (rotate_half(q) * sin.to(q.dtype))  # expect: DTL111
-    k_embed = (k * cos.to(k.dtype)) + (rotate_half(k) * sin.to(k.dtype))  # expect: DTL111
-    return q_embed, k_embed
 
 
 class RotaryEmbedding(nn.Module):
@@ -43,12 +37,15 @@ class RotarySelfAttention(nn.Module):
         self.k_proj = nn.Linear(hidden_size, hidden_size)
         self.rotary = RotaryEmbedding(self.head_dim)
 
+    def apply_rotary_pos_emb(self, qk, cos, sin):
+        return qk * cos.to(qk.dtype) + rotate_half(qk) * sin.to(qk.dtype)  # expect: DTL111
+
     def forward(self, hidden_states):
         B, T, _ = hidden_states.shape
         q = self.q_proj(hidden_states).view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
         k = self.k_proj(hidden_states).view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
         cos, sin = self.rotary(q, T)
-        q, k = apply_rotary_pos_emb(q, k, cos, sin)
+        q, k = self.apply_rotary_pos_emb(torch.stack([q, k]), cos, sin).unbind(0)
         return q, k
 
 

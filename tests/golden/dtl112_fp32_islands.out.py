@@ -10,10 +10,10 @@ import torch.nn.functional as F
 
 
 class AdaLayerNormZero(nn.Module):
-    def __init__(self, hidden_size, cond_size):
+    def __init__(self, hidden_size, cond_dim):
         super().__init__()
         self.norm = nn.LayerNorm(hidden_size, elementwise_affine=False)
-        self.modulation = nn.Linear(cond_size, 2 * hidden_size, dtype=torch.float32)
+        self.modulation = nn.Linear(cond_dim, 2 * hidden_size, dtype=torch.float32)
         self.proj = nn.Linear(hidden_size, hidden_size)
 
     def forward(self, x, cond):

@@ -28,20 +28,19 @@ class SparseMoeBlock(nn.Module):
         return out
 
 
-def attention_pool(hidden_states, scores):
-    probs = scores.float().softmax(dim=1)
-    return (hidden_states * probs.unsqueeze(-1).to(hidden_states.dtype)).sum(dim=1)  # expect: DTL113
-
-
 class AttentionPooler(nn.Module):
     def __init__(self, hidden_size):
         super().__init__()
         self.proj = nn.Linear(hidden_size, hidden_size)
         self.score = nn.Linear(hidden_size, 1)
 
+    def attention_pool(self, hidden_states, scores):
+        probs = scores.float().softmax(dim=1)
+        return (hidden_states * probs.unsqueeze(-1).to(hidden_states.dtype)).sum(dim=1)  # expect: DTL113
+
     def forward(self, x):
         h = self.proj(x)
-        return attention_pool(h, self.score(h).squeeze(-1))
+        return self.attention_pool(h, self.score(h).squeeze(-1))
 
 
 class PointerHead(nn.Module):

@@ -34,6 +34,7 @@ class SinkMixin:
         event = SinkEvent(kind, self.regime, n, sink, tuple(operands), self.ac, self.current_cond(),
                           Scope(self, env if worth else {}), self.root, self.depth, id(self.cur_stmt), detail)
         self.fa.record(event)
+        return event
 
     def matmul_sink(self, n: ast.AST, ops: list[Operand], sink: str, module: str | None = None) -> None:
         self.emit("matmul", n, sink, ops, module=module)
@@ -148,8 +149,10 @@ class SinkMixin:
         step = self.fa.step(n, message, "promoted" if acts else "")
         res = res.with_step(step)
         if acts and wide:
-            self.emit("promote", n, what, [Operand(None, v, nd, self.fa) for v, nd in wide + acts],
-                      step=step, wide=len(wide))
+            event = self.emit("promote", n, what, [Operand(None, v, nd, self.fa) for v, nd in wide + acts],
+                              step=step, wide=len(wide))
+            if event is not None:
+                self.fa.fates.add_event(step, event)
         return res
 
     @staticmethod
