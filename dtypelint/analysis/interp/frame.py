@@ -357,7 +357,7 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
             v = self.eval(s.value, env) if s.value is not None else NONE
             if self.depth == 0:
                 for item in (v.items if v.kind == "tuple" else (v,)):
-                    if item.is_float:
+                    if item.is_float and not item.zdim:  # a 0-dim result (a loss) promotes nothing
                         self.fa.fates.escape(item.prov)  # the entry function returns it to its caller
             self.returns.append((v, self.current_clauses()))
             return False

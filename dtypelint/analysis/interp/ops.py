@@ -259,8 +259,10 @@ class OpsMixin:
             return tensor("bool", zdim=zd)
         if kind is None and v0.kind not in ("seq",):
             return UNKNOWN
+        # a factory for the promotion rules only when the data is known to be floats (a list built from
+        # values the analysis cannot see may hold image sizes: int64)
         return tensor("fp32", (self.fa.step(n, f"`{self.fa.seg(n.func)}(...)` without `dtype=` creates a float32 tensor (the default dtype)",
-                                            "factory"),), zdim=zd)
+                                            "factory" if kind == "float" else ""),), zdim=zd)
 
     @staticmethod
     def is_empty_shape(n: ast.Call) -> bool:
@@ -283,7 +285,7 @@ class OpsMixin:
             return tensor("low") if x.is_float or x.kind == "unknown" else x
         if op in api.ac_fp32 or op in api.ac_fp32_opt:
             if x.is_float and x.kind != "fp64":
-                zd = op in api.ac_fp32_opt and self.reduces_all(n, function)
+                zd = x.zdim or (op in api.ac_fp32_opt and self.reduces_all(n, function))
                 return tensor("fp32", x.prov + (self.fa.step(n, f"`{opname}` runs in float32 under CUDA autocast"),), zdim=zd)
             return x if x.is_tensor else UNKNOWN
         if op in api.ac_promote:
