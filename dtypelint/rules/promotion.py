@@ -92,8 +92,12 @@ def judge(code: str, e, origins: tuple[str, ...], what: str, sink_step: str, app
     wn, ln = dtype_name(wide.val.kind, cd), dtype_name(low.val.kind, cd)
     more = ""
     if len(members) > 1:
-        rows = ", ".join(str(g.node.lineno) for g in members[1:])
-        more = f", and the same value is promoted again at line{'s' if len(members) > 2 else ''} {rows}"
+        def where(g) -> str:
+            text = " ".join(e.scope.seg(g.node).split())
+            text = text if len(text) <= 40 else text[:37] + "..."
+            return f"`{text}`" + (f" (line {g.node.lineno})" if g.node.lineno != e.node.lineno else "")
+        more = ", and the same value is promoted again at " + ", ".join(where(g) for g in members[1:4])
+        more += f" and {len(members) - 4} more" if len(members) > 4 else ""
     msg = (f"`{wide.label}` ({wn}, {what}) meets the {ln} activation `{low.label}` at `{e.sink}` in the {{regimes}}"
            f"{more}: the result is promoted to {wn} and returned without a cast back (activation memory doubles "
            f"and the caller gets {wn})")
