@@ -187,3 +187,22 @@ def test_last_origin_is_the_latest_tagged_step():
     prov = (step(1, "upcast"), step(2, ""), step(3, "softmax"), step(4, ""))
     assert last_origin(prov) == "softmax"
     assert last_origin((step(1, ""),)) == ""
+
+
+def test_free_functions_and_data_pipelines_are_not_model_code():
+    # the activation assumption holds for model code only: here `lam` is a mixing weight, `pos` positions
+    src = """
+    import torch
+
+
+    def mix_targets(labels_one_hot, lam):
+        smooth = torch.full(labels_one_hot.shape, 0.1, device=lam.device)
+        return (labels_one_hot + smooth) * lam
+
+
+    class Mixup:
+        def __call__(self, x, target):
+            weights = torch.ones(x.shape[-1], device=x.device)
+            return x * weights, target
+    """
+    assert codes(src) == []

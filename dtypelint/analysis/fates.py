@@ -5,9 +5,10 @@ is a hazard only if the float32 result goes on: an explicit upcast for numerics 
 cast back (``(...).to(x.dtype)``, ``.type_as(x)``, a write into a low-precision buffer)
 is fine, and a result that reaches an equal-dtype sink is already that sink's finding.
 The interpreter records here, per promotion step, whether a value carrying it was cast
-back or reached a sink; values that combine (``q * cos + rotate_half(q) * sin``) share
-one fate, since only the winner's provenance travels on.  Rules read the fate after the
-whole file has been interpreted.
+back, reached a sink, or was returned in float32 by an entry function (where a caller
+meets it); values that combine (``q * cos + rotate_half(q) * sin``) share one fate, since
+only the winner's provenance travels on.  Rules read the fate after the whole file has
+been interpreted.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ one that is cast back later (``.to(x.dtype)``, written into a low-precision tens
 an autocast matmul) is a deliberate fp32 island, one that reaches an equal-dtype sink (or
 DTL104's residual add) is already that event's finding, and one whose trail the analysis
 loses (an unknown callee) makes no claim.  It must be returned in float32 by an entry
-function (a forward, a public helper): that is where the caller meets it.
+function of model code (a module's forward or helper method): that is where the caller meets
+it.
 
 Promotions whose results are combined (``q * cos + rotate_half(q) * sin``) are one hazard:
 one finding at the first of them, whose fix casts at every one (a fix at one site alone
@@ -31,11 +32,29 @@ def split(e):
     return list(e.operands[:n]), list(e.operands[n:])
 
 
+def in_model_code(e) -> bool:
+    """The entry function whose analysis made the event is a method of a model class (one that
+    defines ``forward`` or derives from ``nn.Module``): only there is the analysis' assumption that
+    tensor parameters are low-precision activations sound.  A free function's or a data pipeline
+    class's tensors may be positions, grids, labels or mixing weights."""
+    fa = e.scope.fa
+    cache = fa.__dict__.setdefault("_model_methods", {})
+    if not cache:
+        for node, facts in fa.classes.values():
+            model = "forward" in facts.methods or any(b.endswith("nn.Module") or b.endswith("modules.module.Module")
+                                                       for b in facts.bases)
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    cache[id(item)] = model
+        cache.setdefault(None, False)
+    return cache.get(e.root, False)
+
+
 def origin_operand(e, origins: tuple[str, ...]):
     """The float32 operand whose provenance starts at one of ``origins``, and the first activation;
-    None unless the promoted result is returned in float32 (see the module docstring)."""
+    None unless the promoted result is returned in float32 by model code (see the module docstring)."""
     wides, lows = split(e)
-    if not lows or e.scope.fa.fates.of(e.detail["step"]) != "escape":
+    if not lows or e.scope.fa.fates.of(e.detail["step"]) != "escape" or not in_model_code(e):
         return None
     for w in wides:
         if w.node is not None and last_origin(w.val.prov) in origins:
