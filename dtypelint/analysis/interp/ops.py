@@ -68,8 +68,8 @@ class OpsMixin:
         if op in SOFTMAXES and r.kind in ("fp32", "fp64") and not r.zdim and "dtype" not in kwargs:
             src = recv if recv is not None else (args[0] if args else UNKNOWN)
             if src.kind == r.kind and last_origin(src.prov) == "upcast":
-                r = r.with_step(self.fa.step(n, f"`{opname}` of the upcast input is {dtype_name(r.kind, self.fa.compute)}",
-                                             "softmax"))
+                dn = dtype_name(r.kind, self.fa.compute)
+                r = r.with_step(self.fa.step(n, f"`{opname}` of the upcast input is {dn}", "softmax"))
         return self.keep_cast_marker(r, [recv] + list(args) + list(kwargs.values()))
 
     def _apply_op(self, op: str, recv: Val | None, args: list[Val], kwargs: dict[str, Val], n: ast.Call,

@@ -144,8 +144,8 @@ class SinkMixin:
         wide = [(v, nd) for v, nd in zip(inputs, nodes) if v.kind == res.kind and not v.zdim]
         if any(self.maybe_zero_dim(nd) for _, nd in wide):
             wide = []  # `kernel[1]` may be 0-dim (then it does not promote): no claim
-        acts = [(v, nd) for v, nd in zip(inputs, nodes)
-                if v.is_float and not v.zdim and v.kind in ("low", "olp") and nd is not None and not self.attr_rooted(nd)]
+        acts = [(v, nd) for v, nd in zip(inputs, nodes) if v.is_float and not v.zdim and v.kind in ("low", "olp")
+                and nd is not None and not self.attr_rooted(nd)]
         step = self.fa.step(n, message, "promoted" if acts else "")
         res = res.with_step(step)
         if acts and wide:
@@ -161,6 +161,10 @@ class SinkMixin:
         if not isinstance(node, ast.Subscript):
             return False
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        return all(not isinstance(p, (ast.Slice, ast.Constant)) or (isinstance(p, ast.Constant) and isinstance(p.value, int)
-                                                                     and not isinstance(p.value, bool)) for p in parts) \
-            and not any(isinstance(p, ast.Constant) and p.value is None for p in parts)
+
+        def integer_like(p) -> bool:  # not a slice, `None`, `...` or a non-int constant
+            if isinstance(p, ast.Constant):
+                return isinstance(p.value, int) and not isinstance(p.value, bool)
+            return not isinstance(p, ast.Slice)
+
+        return all(integer_like(p) for p in parts)
