@@ -17,8 +17,8 @@ from analysis_helpers import lint_text
 
 RULES = Path(__file__).resolve().parent.parent / "rules"
 CASES = []
-for code in ("DTL101", "DTL102", "DTL103", "DTL104", "DTL105", "DTL106", "DTL107", "DTL108", "DTL109", "DTL114",
-             "DTL115", "DTL201", "DTL202", "DTL203", "DTL204", "DTL205"):
+for code in ("DTL101", "DTL102", "DTL103", "DTL104", "DTL105", "DTL106", "DTL107", "DTL108", "DTL109", "DTL110",
+             "DTL111", "DTL112", "DTL113", "DTL114", "DTL115", "DTL201", "DTL202", "DTL203", "DTL204", "DTL205"):
     data = tomllib.loads((RULES / f"{code}.toml").read_text())
     for i, ex in enumerate(data.get("invalid", [])):
         CASES.append((code, "invalid", i, ex))

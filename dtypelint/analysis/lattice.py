@@ -32,6 +32,9 @@ class Step:
     # what the step did, for rules that tell an author's explicit upcast ("cast") from a type
     # promotion that widened a low-precision operand ("promote"); not part of equality
     kind: str = field(default="", compare=False)
+    # what kind of float32 source this step is, for rules that classify by provenance:
+    # factory | table | upcast | softmax | island | promoted ('' for ordinary steps)
+    origin: str = ""
 
 
 @dataclass(eq=True, slots=True)

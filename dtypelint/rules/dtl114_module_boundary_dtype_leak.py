@@ -10,6 +10,9 @@ from dtypelint.rules.base import CLEAN, Finding
 
 CODE = "DTL114"
 KINDS = ("return",)
+# float32 sources that the promotion rules DTL110-DTL113 name more precisely (this rule covers the rest:
+# masks, scales, clamp bounds, parameters kept in float32)
+CLASSIFIED = frozenset({"factory", "table", "softmax", "island"})
 CONTEXT_CHECKED = True
 
 
@@ -51,6 +54,8 @@ def promotion_here(fa, fn, prov) -> int | None:
     if not promos:
         return None
     first = promos[0]  # where a low-precision value first met the float32 one: the leak's cause
+    if any(s.origin in CLASSIFIED for s in prov[:first + 1]):
+        return None  # a default-dtype factory, a position table, a softmax or an island: DTL110-DTL113 say which
     step = prov[first]
     if step.filename != fa.filename:
         return None  # the promotion is in another file's function, which is reported there

@@ -358,10 +358,12 @@ class ExprMixin:
         return cached
 
     def promotion_step(self, res: Val, inputs: list[Val], n: ast.AST, what: str, nodes: list | None = None) -> Val:
+        self.fa.fates.link([v for v in inputs if v.is_float and not v.zdim])
         if res.kind in ("fp32", "fp64") and any(v.is_float and not v.zdim and v.kind in ("low", "olp") for v in inputs):
             dn = dtype_name(res.kind, self.fa.compute)
             res = self.operand_hint(res, inputs, nodes)
-            return res.with_step(self.fa.step(n, f"`{what}` promotes the {self.fa.compute} operand to {dn} (type promotion to the widest input)", "promote"))
+            msg = f"`{what}` promotes the {self.fa.compute} operand to {dn} (type promotion to the widest input)"
+            return self.promote_sink(res, inputs, nodes, n, what, msg)
         return res
 
     # -- attributes and subscripts --------------------------------------------------------

@@ -305,9 +305,20 @@ class FileAnalysis:
     def end(self, node: ast.AST) -> tuple[int, int]:
         return node.end_lineno, self.col(node.end_lineno, node.end_col_offset)
 
-    def step(self, node: ast.AST, message: str, kind: str = "") -> Step:
+    def step(self, node: ast.AST, message: str, kind: str = "", origin: str = "") -> Step:
         r, c = self.start(node)
-        return Step(self.filename, r, c, message, kind)
+        return Step(self.filename, r, c, message, kind, origin)
+
+    @property
+    def fates(self):
+        """What became of promoted values (shared by every file the analysis of one file reaches)."""
+        from dtypelint.analysis.fates import Fates
+
+        holder = self.project if self.project is not None else self
+        f = getattr(holder, "_fates", None)
+        if f is None:
+            f = holder._fates = Fates()
+        return f
 
     def seg(self, node: ast.AST | None) -> str:
         if node is None:

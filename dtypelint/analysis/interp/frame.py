@@ -350,6 +350,8 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
             rhs = self.eval(s.value, env)
             if isinstance(s.op, ast.MatMult):
                 self.matmul_sink(s, [self.operand(s.target, cur), self.operand(s.value, rhs)], "@=")
+            if cur.kind in ("low", "olp") and rhs.is_float:
+                self.fa.fates.cast_back(rhs.prov)  # `x += y` writes into the low-precision x
             if not cur.is_tensor:
                 # in-place on a tensor keeps its dtype (facts §2.2); otherwise it rebinds
                 res = self.binop(s.op, cur, rhs, s, s.target, s.value)
@@ -359,6 +361,10 @@ class Frame(ExprMixin, CallMixin, ModuleMixin, OpsMixin, SinkMixin, HintMixin):
         elif isinstance(s, ast.Return):
             v = self.eval(s.value, env) if s.value is not None else NONE
             self.return_sink(s, v)
+            if self.depth == 0:
+                for item in (v.items if v.kind == "tuple" else (v,)):
+                    if item.is_float and not item.zdim:  # a 0-dim result (a loss) promotes nothing
+                        self.fa.fates.escape(item.prov)  # the entry function returns it to its caller
             self.returns.append((v, self.current_clauses()))
             return False
         elif isinstance(s, ast.Raise):

@@ -371,6 +371,8 @@ class ModuleMixin:
     def linear_call(self, ref: ModuleRef, n: ast.Call, x: Val, cname: str) -> Val:
         w = self.module_param(ref, "weight", n)
         if self.ac:
+            if x.is_float:
+                self.fa.fates.cast_back(x.prov)  # autocast casts the input to the low precision
             return tensor("low") if (x.is_float or x.kind == "unknown") else UNKNOWN
         label = f"{self.fa.seg(n.func) if isinstance(n.func, ast.Name) else ref.text}.weight"
         inp = n.args[0] if n.args else None
@@ -380,7 +382,8 @@ class ModuleMixin:
             # on a mismatch (reported) continue in the lower precision, so one bug gives one finding
             out = x if x.kind in ("low", "olp") or w.kind == x.kind else w
             if w.kind == x.kind and w.kind in ("fp32", "fp64") and ref.kept:
-                return replace(x, kept=ref.text).with_step(self.fa.step(n, f"`{ref.text}` is kept in float32 in the loaded regime, so its output is float32"))
+                return replace(x, kept=ref.text).with_step(self.fa.step(n, f"`{ref.text}` is kept in float32 in the loaded regime, so its output is float32",
+                                                                        origin="island" if ref.explicit else ""))
             return out
         return x if x.is_float else UNKNOWN
 

@@ -13,6 +13,7 @@ import ast
 from dataclasses import replace
 
 from dtypelint.analysis.interp.sinks import EPS_CONSUMERS, SQUARE_REDUCERS, VARIANCES
+from dtypelint.analysis.fates import last_origin
 from dtypelint.analysis.interp.values import CAST_UNKNOWN, SHAPE, is_cast_unknown
 from dtypelint.analysis.lattice import NONE, SCALAR, UNKNOWN, Val, dtype_name, dtype_val, promote, tensor
 
@@ -31,7 +32,19 @@ INDEX_FAMILY = {
 # ops where the float16 range rules look at the operand: eps guards, sums of squares, constant tensors
 FP16_RANGE_OPS = EPS_CONSUMERS | SQUARE_REDUCERS | VARIANCES | {"tensor", "as_tensor", "new_tensor"}
 CLAMPS = frozenset({"clamp", "clamp_min", "clamp_max", "clip"})
+SOFTMAXES = frozenset({"softmax", "log_softmax"})
+TRIG = frozenset({"cos", "sin"})
 REDUCTIONS = ("mean", "max", "min", "amax", "amin", "std", "var", "norm")
+
+
+def cast_origin(x: Val) -> str:
+    """An explicit cast to float32 of integer positions starts a table (``torch.arange(T).float()``);
+    of a low-precision activation, an upcast."""
+    if x.kind == "int" and not x.zdim:
+        return "table"
+    if x.kind in ("low", "olp") and not x.zdim:
+        return "upcast"
+    return ""
 
 
 class OpsMixin:
@@ -49,7 +62,20 @@ class OpsMixin:
         if op in ("to", "type", "type_as") or op in self.api.casts:
             if r.kind in ("low", "olp") and recv is not None and recv.kind in ("fp32", "fp64") and not function:
                 self.narrowing_cast(r, n)
+            if recv is not None and recv.is_float and not (r.is_float and r.kind in ("fp32", "fp64")):
+                self.fa.fates.cast_back(recv.prov)  # cast back to the low precision (or to an unseen dtype)
             return r
+        if op == "copy_" and recv is not None and recv.kind in ("low", "olp") and args:
+            self.fa.fates.cast_back(args[0].prov)  # written into a low-precision tensor
+        if op in TRIG and r.kind in ("fp32", "fp64") and not r.zdim and last_origin(r.prov) not in ("upcast", "table"):
+            # `emb.cos()` / `torch.sin(t[:, None] * freqs)` of a non-activation: a rotary / sinusoidal table
+            r = r.with_step(self.fa.step(n, f"`{self.fa.seg(n)}` is a {dtype_name(r.kind, self.fa.compute)} "
+                                            f"position table", origin="table"))
+        if op in SOFTMAXES and r.kind in ("fp32", "fp64") and not r.zdim and "dtype" not in kwargs:
+            src = recv if recv is not None else (args[0] if args else UNKNOWN)
+            if src.kind == r.kind and last_origin(src.prov) == "upcast":
+                dn = dtype_name(r.kind, self.fa.compute)
+                r = r.with_step(self.fa.step(n, f"`{opname}` of the upcast input is {dn}", origin="softmax"))
         return self.keep_cast_marker(r, [recv] + list(args) + list(kwargs.values()))
 
     def _apply_op(self, op: str, recv: Val | None, args: list[Val], kwargs: dict[str, Val], n: ast.Call,
@@ -96,7 +122,8 @@ class OpsMixin:
         # explicit dtype= wins (softmax(..., dtype=torch.float32), sum(dtype=...))
         if ed is not None and ed.const:
             if ed.const in ("fp32", "fp64"):
-                return tensor(ed.const, (self.fa.step(n, f"`{self.fa.seg(n.func)}(..., dtype={dtype_name(ed.const, self.fa.compute)})` returns {dtype_name(ed.const, self.fa.compute)}", "cast"),))
+                return tensor(ed.const, (self.fa.step(n, f"`{self.fa.seg(n.func)}(..., dtype={dtype_name(ed.const, self.fa.compute)})` returns {dtype_name(ed.const, self.fa.compute)}", "cast",
+                                                      origin="softmax" if op in SOFTMAXES else ""),))
             return tensor(ed.const)
         if kwargs.get("dtype", NONE).kind != "none":
             return CAST_UNKNOWN  # `dtype=` a dtype the analysis does not know (`dtype=saved_dtype`): the author chose it
@@ -167,7 +194,8 @@ class OpsMixin:
         c = self.api.casts[op]
         kind = self.dtype_kind(c) if c in ("float16", "bfloat16") else c
         if kind in ("fp32", "fp64"):
-            return tensor(kind, x.prov + (self.fa.step(n, f"`{self.fa.seg(n.func)}()` casts to {dtype_name(kind, self.fa.compute)}", "cast"),), zdim=x.zdim)
+            return tensor(kind, x.prov + (self.fa.step(n, f"`{self.fa.seg(n.func)}()` casts to {dtype_name(kind, self.fa.compute)}", "cast",
+                                                       origin=cast_origin(x)),), zdim=x.zdim)
         return tensor(kind, zdim=x.zdim)
 
     def to_op(self, op: str, x: Val, args: list[Val], kwargs: dict[str, Val], n: ast.Call) -> Val:
@@ -197,7 +225,8 @@ class OpsMixin:
         if kind in ("fp32", "fp64"):
             if x.kind == kind:
                 return x
-            return tensor(kind, target.prov + (fa.step(n, f"`{fa.seg(n)}` casts to {dtype_name(kind, fa.compute)}", "cast"),),
+            return tensor(kind, target.prov + (fa.step(n, f"`{fa.seg(n)}` casts to {dtype_name(kind, fa.compute)}", "cast",
+                                                       origin=cast_origin(x)),),
                           zdim=x.zdim, kept=target.kept, hint=target.hint)
         return tensor(kind, zdim=x.zdim)
 
@@ -208,7 +237,8 @@ class OpsMixin:
         cd = fa.compute
         if ed is not None:
             if ed.const in ("fp32", "fp64"):
-                return tensor(ed.const, ed.prov + (fa.step(n, f"`{fa.seg(n.func)}(..., dtype={dtype_name(ed.const, cd)})` allocates {dtype_name(ed.const, cd)}", "cast"),))
+                return tensor(ed.const, ed.prov + (fa.step(n, f"`{fa.seg(n.func)}(..., dtype={dtype_name(ed.const, cd)})` allocates {dtype_name(ed.const, cd)}", "cast",
+                                                           origin="table" if op in self.api.arange_like else ""),))
             return tensor(ed.const) if ed.const else UNKNOWN
         if "dtype" in kwargs:
             return UNKNOWN
@@ -235,7 +265,8 @@ class OpsMixin:
             cands = self.dtype_in_scope("low")
             if cands:
                 hint = ("alloc", n, tuple(cands), id(fa))
-        return tensor("fp32", (fa.step(n, f"`{fa.seg(n.func)}(...)` without `dtype=` allocates float32 (the default dtype)"),), zdim=zd, hint=hint)
+        return tensor("fp32", (fa.step(n, f"`{fa.seg(n.func)}(...)` without `dtype=` allocates float32 (the default dtype)",
+                                       origin="factory"),), zdim=zd, hint=hint)
 
     @staticmethod
     def data_kind(vals: list[Val]) -> str | None:
@@ -268,7 +299,10 @@ class OpsMixin:
             return tensor("bool", zdim=zd)
         if kind is None and v0.kind not in ("seq",):
             return UNKNOWN
-        return tensor("fp32", (self.fa.step(n, f"`{self.fa.seg(n.func)}(...)` without `dtype=` creates a float32 tensor (the default dtype)"),), zdim=zd)
+        # a factory for the promotion rules only when the data is known to be floats (a list built from
+        # values the analysis cannot see may hold image sizes: int64)
+        return tensor("fp32", (self.fa.step(n, f"`{self.fa.seg(n.func)}(...)` without `dtype=` creates a float32 tensor (the default dtype)",
+                                            origin="factory" if kind == "float" else ""),), zdim=zd)
 
     @staticmethod
     def is_empty_shape(n: ast.Call) -> bool:
@@ -285,10 +319,13 @@ class OpsMixin:
     def autocast_op(self, op: str, x: Val, all_in: list[Val], n: ast.Call, opname: str, function: bool) -> Val | None:
         api = self.api
         if op in api.ac_lp:
+            for v in all_in:
+                if v.is_float:
+                    self.fa.fates.cast_back(v.prov)  # autocast casts its inputs to the low precision
             return tensor("low") if x.is_float or x.kind == "unknown" else x
         if op in api.ac_fp32 or op in api.ac_fp32_opt:
             if x.is_float and x.kind != "fp64":
-                zd = op in api.ac_fp32_opt and self.reduces_all(n, function)
+                zd = x.zdim or (op in api.ac_fp32_opt and self.reduces_all(n, function))
                 return tensor("fp32", x.prov + (self.fa.step(n, f"`{opname}` runs in float32 under CUDA autocast"),), zdim=zd)
             return x if x.is_tensor else UNKNOWN
         if op in api.ac_promote:
@@ -296,8 +333,10 @@ class OpsMixin:
             if res is None:
                 return UNKNOWN
             if res.kind in ("fp32", "fp64") and any(v.kind in ("low", "olp") for v in all_in if v.is_tensor and not v.zdim):
-                res = self.operand_hint(res, all_in, self.operand_nodes(n, function, all_in))
-                return res.with_step(self.fa.step(n, f"`{opname}` is an autocast \"promote\" op: it runs in the widest input dtype, float32", "promote"))
+                nodes = self.operand_nodes(n, function, all_in)
+                res = self.operand_hint(res, all_in, nodes)
+                return self.promote_sink(res, all_in, nodes, n, opname,
+                                         f"`{opname}` is an autocast \"promote\" op: it runs in the widest input dtype, float32")
             return res
         return None
 

@@ -23,8 +23,16 @@ VARIANCES = frozenset({"var", "var_mean"})
 CLAMPS = frozenset({"clamp", "clamp_", "clamp_min", "clamp_min_", "clip", "clip_"})
 
 
+# events of ops with a dtype contract (and DTL104's residual add): a promoted value reaching one is that event's finding
+SINK_KINDS = frozenset({"matmul", "sdpa", "equal", "equal-op", "half-only", "strict", "index", "residual"})
+
+
 class SinkMixin:
     def emit(self, kind: str, n: ast.AST, sink: str, operands, **detail) -> None:
+        if kind in SINK_KINDS:
+            for o in operands:
+                if o.val.is_float:
+                    self.fa.fates.reach_sink(o.val.prov)
         if not self.report:
             return
         env = self.cur_env if self.cur_env else self.state.env
@@ -34,6 +42,7 @@ class SinkMixin:
         event = SinkEvent(kind, self.regime, n, sink, tuple(operands), self.ac, self.current_cond(),
                           Scope(self, env if worth else {}), self.root, self.depth, id(self.cur_stmt), detail)
         self.fa.record(event)
+        return event
 
     def matmul_sink(self, n: ast.AST, ops: list[Operand], sink: str, module: str | None = None) -> None:
         self.emit("matmul", n, sink, ops, module=module)
@@ -97,6 +106,8 @@ class SinkMixin:
         idx_items = idx.items if idx.kind == "tuple" else (idx,)
         advanced = any(i.kind in ("int", "bool") and not i.zdim for i in idx_items) or isinstance(target.slice, ast.List) \
             or self.is_mask_index(target.slice, env)
+        if not advanced and dest.kind in ("low", "olp") and v.is_float:
+            self.fa.fates.cast_back(v.prov)  # `x[:, :n] = v` copies v into the low-precision x
         if advanced:
             self.index_sink(target, f"{self.fa.seg(target)} = ...", dest, v, target.value, value_node,
                             "`x[idx] = v` with a tensor index is `index_put_`")
@@ -352,3 +363,37 @@ class SinkMixin:
             if beyond_fp16(numeric_constant(c, names)):
                 return c, None
         return None
+
+    def promote_sink(self, res: Val, inputs: list[Val], nodes, n: ast.AST, what: str, message: str) -> Val:
+        """An elementwise op promoting a low-precision activation to float32 (``x * torch.ones(d)``,
+        ``q * cos``): the result carries a ``promoted`` step (its fate is recorded in ``fa.fates``) and
+        a ``promote`` event names the float32 operand, whose provenance says where it came from.
+        Low-precision parameters and buffers (``freqs * self.inv_freq``) are not activations."""
+        nodes = list(nodes) if nodes and len(nodes) == len(inputs) else [None] * len(inputs)
+        wide = [(v, nd) for v, nd in zip(inputs, nodes) if v.kind == res.kind and not v.zdim]
+        if any(self.maybe_zero_dim(nd) for _, nd in wide):
+            wide = []  # `kernel[1]` may be 0-dim (then it does not promote): no claim
+        acts = [(v, nd) for v, nd in zip(inputs, nodes) if v.is_float and not v.zdim and v.kind in ("low", "olp")
+                and nd is not None and not self.attr_rooted(nd)]
+        step = self.fa.step(n, message, "promote", origin="promoted" if acts else "")
+        res = res.with_step(step)
+        if acts and wide:
+            event = self.emit("promote", n, what, [Operand(None, v, nd, self.fa) for v, nd in wide + acts],
+                              step=step, wide=len(wide))
+            if event is not None:
+                self.fa.fates.add_event(step, event)
+        return res
+
+    @staticmethod
+    def maybe_zero_dim(node) -> bool:
+        """An integer-indexed tensor (``t[0]``, ``t[i, j]``) is 0-dim when the index covers every dim."""
+        if not isinstance(node, ast.Subscript):
+            return False
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+
+        def integer_like(p) -> bool:  # not a slice, `None`, `...` or a non-int constant
+            if isinstance(p, ast.Constant):
+                return isinstance(p.value, int) and not isinstance(p.value, bool)
+            return not isinstance(p, ast.Slice)
+
+        return all(integer_like(p) for p in parts)
