@@ -492,7 +492,12 @@ class Stack(nn.Module):
 def test_methods_of_a_class_that_is_not_a_module_are_not_run_under_autocast():
     # a feature extractor computes log-mel features itself; CUDA autocast wraps a model's forward, not it
     src = '''
-class Extractor:
+class FeatureMixin:
+    def pad(self, x):
+        return x
+
+
+class Extractor(FeatureMixin):
     def __init__(self, filters):
         self.filters = filters
 
@@ -510,4 +515,7 @@ class Frontend(nn.Module):
         mel = self.filters.T @ power
         return torch.clamp(mel, min=1e-10).log10()
 '''
-    assert found(src) == [(18, "DTL108", ("autocast", "half", "loaded"), "")]
+    assert found(src) == [(23, "DTL108", ("autocast", "half", "loaded"), "")]
+    # a class with no base may be an attention processor that a module's forward calls: still model code
+    processor = found(src.replace("class Extractor(FeatureMixin):", "class Extractor:"))
+    assert [(f[1], f[2]) for f in processor] == [("DTL108", ("autocast",)), ("DTL108", ("autocast", "half", "loaded"))]

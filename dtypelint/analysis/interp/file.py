@@ -206,8 +206,11 @@ class FileAnalysis:
         return out
 
     def not_a_module(self, facts: ClassFacts, depth: int = 0) -> bool:
-        """Whether every base of the class is known and none is an ``nn.Module`` (unknown bases: it may be one)."""
-        if depth > 6:
+        """Whether the class derives from known classes none of which is an ``nn.Module`` (a feature extractor).
+
+        A class with no base at all may be an attention processor that a module's ``forward`` calls under
+        autocast, and a base the analysis cannot read may be a module: both count as possibly model code."""
+        if depth > 6 or (depth == 0 and not facts.bases):
             return False
         for b in facts.bases:
             if b in ("object", "builtins.object", "abc.ABC", "typing.Generic", "enum.Enum"):
