@@ -54,14 +54,15 @@ def test_dtl114_fixture_returns_float32_for_float16_inputs_where_flagged(factory
 
 
 def test_catalog_drop_path_example_returns_float32_when_training():
-    """The catalog's helper case: `torch.rand(shape)` without `dtype=` (float32) scales float16 activations."""
+    """The catalog's helper case: `torch.rand(shape)` without `dtype=` (float32) scales float16 activations.
+    DTL110 (default-dtype factory) names it; DTL114 leaves the sources DTL110-DTL113 name to them."""
     import sys
 
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
-    data = tomllib.loads((Path(__file__).resolve().parent.parent / "rules" / "DTL114.toml").read_text())
+    data = tomllib.loads((Path(__file__).resolve().parent.parent / "rules" / "DTL110.toml").read_text())
     code = next(ex for ex in data["invalid"] if "def drop_path" in ex["code"])
     for source, want in ((code["code"], torch.float32), (code["fixed"], torch.float16)):
         ns: dict = {}
