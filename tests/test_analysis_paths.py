@@ -519,3 +519,40 @@ class Frontend(nn.Module):
     # a class with no base may be an attention processor that a module's forward calls: still model code
     processor = found(src.replace("class Extractor(FeatureMixin):", "class Extractor:"))
     assert [(f[1], f[2]) for f in processor] == [("DTL108", ("autocast",)), ("DTL108", ("autocast", "half", "loaded"))]
+
+
+def test_a_rank_decided_value_keeps_that_through_a_helper_chosen_at_run_time():
+    # the mask helper is picked by a flag; each passes a 4-D mask through and rebuilds a 2-D one in the
+    # compute dtype: the fp32 fallback mask breaks nothing, while the fp32 table below still does
+    src = '''
+def causal_bias(mask, like):
+    if mask.dim() == 4:
+        return mask
+    return torch.zeros(mask.shape[0], 1, mask.shape[-1], mask.shape[-1], dtype=like.dtype)
+
+
+def padding_bias(mask, like):
+    if mask.dim() == 4:
+        return mask
+    return torch.zeros(mask.shape[0], 1, 1, mask.shape[-1], dtype=like.dtype)
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab, d, decoder=False):
+        super().__init__()
+        self.decoder = decoder
+        self.tok = nn.Embedding(vocab, d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.register_buffer("table", torch.randn(d, d).float(), persistent=False)
+
+    def forward(self, ids, mask=None):
+        if mask is None:
+            mask = torch.ones(ids.shape)
+        h = self.tok(ids)
+        bias_fn = causal_bias if self.decoder else padding_bias
+        bias = bias_fn(mask, h)
+        q, k, v = self.qkv(h).chunk(3, dim=-1)
+        probs = (q @ k.transpose(-1, -2) + bias).softmax(-1)
+        return probs @ v @ self.table
+'''
+    assert [(f[0], f[1]) for f in found(src)] == [(30, "DTL101")]

@@ -65,8 +65,8 @@ def select(events, rules: dict[str, object], enabled, called: set, executions: d
         seen.add(key)
         runs = [outer + clauses + extra for outer, clauses, extra in (executions or {}).get((e.regime, e.root, e.stmt), [])]
         clauses = breaking_clauses(f, evaluated.get((f.code, e.regime, id(e.node), e.root), []), runs)
-        if any(c.on_shape for c in clauses):
-            continue  # it breaks only where a tensor's rank or sizes decide, which the analysis does not know
+        if any(c.on_shape for c in clauses) or any(s.kind == "shape" for s in f.prov):
+            continue  # it breaks only where a tensor's rank decides, which the analysis does not know
         out.append(Judged(f, tuple(c.text for c in clauses)))
     return out
 

@@ -423,8 +423,13 @@ class CallMixin:
         inputs_low = any(v.is_float and v.kind in ("low", "olp") for v in env.values())
         out = []
         for r, cl in alts:
-            if r.is_float and r.kind in ("fp32", "fp64") and inputs_low:
-                r = r.with_step(self.fa.step(n, f"`{self.fa.seg(n.func)}(...)` returns {dtype_name(r.kind, self.fa.compute)}"))
+            wide = r.is_float and r.kind in ("fp32", "fp64")
+            # returned only where a rank test in the callee decides (a prepared 4-D mask passed through): the
+            # value carries that, so a finding it causes is not claimed (the analysis does not know ranks)
+            shaped = wide and cl is not None and cl.on_shape
+            if wide and (inputs_low or shaped):
+                r = r.with_step(self.fa.step(n, f"`{self.fa.seg(n.func)}(...)` returns {dtype_name(r.kind, self.fa.compute)}",
+                                             "shape" if shaped else ""))
             r = self.keep_cast_marker(r, list(args) + list(kwargs.values()))
             out.append((self.output_hint(r, fn, cls, n, args) if direct else r, cl))
         return self.choose(out)
