@@ -3,57 +3,25 @@
 ``check(ctx)`` is the engine's entry: it runs the analysis on the parsed file (which
 emits sink events), lets each enabled rule judge the events of the kinds it reads
 (``KINDS``), keeps the findings that hold in context (``aggregate``) and renders them
-as diagnostics (``render``).  Adding a rule means one module here plus its catalog
-file in ``rules/`` at the top of the repository.
+as diagnostics (``render``).  Adding a rule means one module here (found by its
+``dtlNNN_`` name) plus its catalog file in ``rules/`` at the top of the repository.
 """
 
 from __future__ import annotations
 
-from dtypelint.rules import (
-    dtl101_mixed_dtype_matmul,
-    dtl102_mixed_dtype_attention,
-    dtl103_fp32_into_half_only_kernel,
-    dtl104_fp32_module_output_in_residual,
-    dtl105_mixed_dtype_index_put,
-    dtl106_fp16_overflow_constant,
-    dtl107_fp16_silent_inf_constant,
-    dtl108_fp16_eps_underflow,
-    dtl109_fp16_reduction_overflow,
-    dtl110_default_dtype_factory,
-    dtl111_fp32_position_table,
-    dtl112_fp32_island,
-    dtl113_fp32_softmax_meets_low,
-    dtl114_module_boundary_dtype_leak,
-    dtl115_mixed_dtype_op_inputs,
-    dtl201_deprecated_amp_api,
-    dtl202_fp16_backward_without_grad_scaler,
-    dtl203_grad_scaler_with_half_model,
-    dtl204_bce_under_autocast,
-    dtl205_grad_scaler_with_bf16_autocast,
-)
+import importlib
+import pkgutil
+import re
 
-RULES = {m.CODE: m for m in (
-    dtl101_mixed_dtype_matmul,
-    dtl102_mixed_dtype_attention,
-    dtl103_fp32_into_half_only_kernel,
-    dtl104_fp32_module_output_in_residual,
-    dtl105_mixed_dtype_index_put,
-    dtl106_fp16_overflow_constant,
-    dtl107_fp16_silent_inf_constant,
-    dtl108_fp16_eps_underflow,
-    dtl109_fp16_reduction_overflow,
-    dtl110_default_dtype_factory,
-    dtl111_fp32_position_table,
-    dtl112_fp32_island,
-    dtl113_fp32_softmax_meets_low,
-    dtl114_module_boundary_dtype_leak,
-    dtl115_mixed_dtype_op_inputs,
-    dtl201_deprecated_amp_api,
-    dtl202_fp16_backward_without_grad_scaler,
-    dtl203_grad_scaler_with_half_model,
-    dtl204_bce_under_autocast,
-    dtl205_grad_scaler_with_bf16_autocast,
-)}
+
+def _rule_modules() -> dict:
+    """Every ``dtlNNN_slug`` module of this package, by its code (a new rule registers itself by existing)."""
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__) if re.fullmatch(r"dtl\d+_\w+", m.name))
+    modules = [importlib.import_module(f"{__name__}.{name}") for name in names]
+    return {m.CODE: m for m in modules}
+
+
+RULES = _rule_modules()
 RULE_CODES = tuple(RULES)
 
 
