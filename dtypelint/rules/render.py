@@ -7,19 +7,6 @@ import ast
 from dtypelint.diagnostics import REGIMES, Diagnostic, Edit, Fix, PathStep, Position, rule_url
 
 ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
-DEFAULTS = {
-    "DTL101": ("mixed-dtype-matmul", "error"),
-    "DTL102": ("mixed-dtype-attention", "error"),
-    "DTL103": ("fp32-into-half-only-kernel", "error"),
-    "DTL104": ("fp32-module-output-in-residual", "warning"),
-    "DTL105": ("mixed-dtype-index-put", "error"),
-    "DTL106": ("fp16-overflow-constant", "error"),
-    "DTL107": ("fp16-silent-inf-constant", "warning"),
-    "DTL108": ("fp16-eps-underflow", "warning"),
-    "DTL109": ("fp16-reduction-overflow", "warning"),
-    "DTL114": ("module-boundary-dtype-leak", "warning"),
-    "DTL115": ("mixed-dtype-op-inputs", "error"),
-}
 
 
 def regimes_text(regimes: list[str]) -> str:
@@ -33,10 +20,7 @@ def condition_text(clauses: tuple[str, ...]) -> str:
 
 
 def to_diagnostics(fa, judged) -> list[Diagnostic]:
-    try:
-        from dtypelint.catalog import get_rule
-    except Exception:  # pragma: no cover
-        get_rule = lambda code: None  # noqa: E731
+    from dtypelint.catalog import get_rule
     groups: dict[tuple, list] = {}
     for j in judged:
         n = j.finding.event.node
@@ -51,7 +35,7 @@ def to_diagnostics(fa, judged) -> list[Diagnostic]:
         conds = [j.condition for j in js]
         cond = condition_text(first.condition) if all(conds) else ""
         spec = get_rule(f.code)
-        name, severity = (spec.name, spec.severity) if spec is not None else DEFAULTS.get(f.code, (f.code, "error"))
+        name, severity = (spec.name, spec.severity) if spec is not None else (f.code, "error")  # every rule has one
         node = f.event.node
         sr, sc = fa.start(node)
         er, ec = fa.end(node)
