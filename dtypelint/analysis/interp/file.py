@@ -415,10 +415,13 @@ class FileAnalysis:
         entries = [(fn, None) for fn in self.functions.values()] + [
             (item, facts) for cnode, facts in self.classes.values() for item in cnode.body
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name != "__init__"]
+        # a feature extractor's or trainer's methods: not model code run under autocast
+        plain = {id(facts) for _, facts in self.classes.values() if self.not_a_module(facts)} \
+            if "autocast" in regimes else set()
         for regime in regimes:
             for fn, facts in entries:
-                if regime == "autocast" and facts is not None and self.not_a_module(facts):
-                    continue  # a feature extractor's or trainer's method: not model code run under autocast
+                if regime == "autocast" and facts is not None and id(facts) in plain:
+                    continue
                 if regime == "loaded" and "half" in regimes and id(fn) not in self.loaded_sensitive:
                     self.copy_half_run(id(fn))  # nothing on its paths reads differently when loaded
                     continue
